@@ -1,0 +1,105 @@
+// testkit/stage_process: run a stage binary as a child process for end-to-end tests
+// (chapter 01).
+#include "testkit/stage_process.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+#include <thread>
+
+namespace handoff::testkit {
+
+StageProcess::StageProcess(const std::string& binary, std::vector<std::string> args,
+                           std::chrono::milliseconds ready_within) {
+  bool has_port = false;
+  for (const auto& a : args) has_port = has_port || a == "--port";
+  if (!has_port) {
+    args.emplace_back("--port");
+    args.emplace_back("0");
+  }
+  char tmpl[] = "/tmp/handoff-stage-stderr-XXXXXX";
+  const int err_fd = ::mkstemp(tmpl);
+  if (err_fd < 0) throw std::runtime_error("mkstemp failed");
+  stderr_path_ = tmpl;
+  int out[2];
+  if (::pipe2(out, O_CLOEXEC) != 0) throw std::runtime_error("pipe2 failed");
+  pid_ = ::fork();
+  if (pid_ < 0) throw std::runtime_error("fork failed");
+  if (pid_ == 0) {
+    ::dup2(out[1], STDOUT_FILENO);
+    ::dup2(err_fd, STDERR_FILENO);
+    std::vector<char*> argv;
+    argv.push_back(const_cast<char*>(binary.c_str()));
+    for (auto& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    ::execv(binary.c_str(), argv.data());
+    std::_Exit(127);
+  }
+  ::close(out[1]);
+  ::close(err_fd);
+  // Read the readiness line, bounded.
+  std::string line;
+  const auto deadline = std::chrono::steady_clock::now() + ready_within;
+  while (line.find('\n') == std::string::npos) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    pollfd p{out[0], POLLIN, 0};
+    if (left.count() <= 0 || ::poll(&p, 1, static_cast<int>(left.count())) <= 0) break;
+    char buf[256];
+    const ssize_t n = ::read(out[0], buf, sizeof buf);
+    if (n <= 0) break;
+    line.append(buf, static_cast<std::size_t>(n));
+  }
+  ::close(out[0]);  // later stdout writes go nowhere; the server writes only this line
+  const auto colon = line.rfind(':');
+  if (line.find("handoff: listening on http://") != 0 || colon == std::string::npos) {
+    ::kill(pid_, SIGKILL);
+    ::waitpid(pid_, nullptr, 0);
+    pid_ = -1;
+    throw std::runtime_error("stage did not become ready: '" + line + "' stderr: " + stderr_text());
+  }
+  port_ = std::atoi(line.c_str() + colon + 1);
+}
+
+StageProcess::~StageProcess() {
+  if (pid_ > 0) {
+    ::kill(pid_, SIGKILL);
+    ::waitpid(pid_, nullptr, 0);
+  }
+  if (!stderr_path_.empty()) ::unlink(stderr_path_.c_str());
+}
+
+void StageProcess::signal(int sig) const {
+  if (pid_ > 0) ::kill(pid_, sig);
+}
+
+std::optional<int> StageProcess::wait_exit(std::chrono::milliseconds limit) {
+  const auto deadline = std::chrono::steady_clock::now() + limit;
+  while (pid_ > 0) {
+    int status = 0;
+    const pid_t r = ::waitpid(pid_, &status, WNOHANG);
+    if (r == pid_) {
+      pid_ = -1;
+      return WIFEXITED(status) ? WEXITSTATUS(status) : -WTERMSIG(status);
+    }
+    if (std::chrono::steady_clock::now() >= deadline) return std::nullopt;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  return std::nullopt;
+}
+
+std::string StageProcess::stderr_text() const {
+  std::ifstream in(stderr_path_);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+}  // namespace handoff::testkit

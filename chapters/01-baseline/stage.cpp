@@ -1,0 +1,27 @@
+// chapters/01-baseline/stage.cpp: the composition root of stage 01, the "before".
+// One epoll loop thread per worker; handlers run inline on it, or on a pool of blocking
+// threads where every job and every frame crosses a datagram socketpair.
+#include <CLI/CLI.hpp>
+
+#include "app/demo_routes.h"
+#include "pool/datagram_pool.h"
+#include "server/server.h"
+
+using namespace handoff;
+
+// [stage01.main]
+int main(int argc, char** argv) {
+  CLI::App cli{"handoff stage 01: epoll loop + handler pool over datagram socketpairs"};
+  server::ServerOptions options;
+  server::add_core_flags(cli, options);
+  CLI11_PARSE(cli, argc, argv);
+
+  stats::Registry registry;
+  app::Router router;
+  app::add_demo_routes(router, registry);
+  server::Server server(options, router, registry, [](const pool::PoolConfig& config) {
+    return std::make_unique<pool::DatagramPool>(config);
+  });
+  return server::run_until_signal(server, registry);
+}
+// [stage01.main]

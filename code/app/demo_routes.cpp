@@ -1,0 +1,77 @@
+// app/demo_routes: the handlers every stage serves and every benchmark drives (chapter 01).
+#include "app/demo_routes.h"
+
+#include <algorithm>
+#include <charconv>
+#include <chrono>
+#include <thread>
+
+#include "stats/thread_cpu.h"
+
+namespace handoff::app {
+
+namespace {
+
+/// A query parameter as a number clamped to [0, max]; `fallback` when absent or bad.
+long number(const http::Request& req, std::string_view name, long fallback, long max) {
+  const std::string_view text = req.query(name);
+  long v = fallback;
+  if (!text.empty()) {
+    auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+    if (ec != std::errc{} || p != text.data() + text.size()) v = fallback;
+  }
+  return std::clamp(v, 0L, max);
+}
+
+http::Response text(std::string body, std::string type = "text/plain") {
+  http::Response r;
+  r.content_type = std::move(type);
+  r.body = std::move(body);
+  return r;
+}
+
+}  // namespace
+
+void add_demo_routes(Router& router, const stats::Registry& registry) {
+  router.add("GET", "/", [](const http::Request&, server::Responder& out) { out.send(text("Hello, World!")); });
+
+  router.add("GET", "/json", [](const http::Request&, server::Responder& out) {
+    out.send(text(R"({"message":"Hello, World!"})", "application/json"));
+  });
+
+  router.add("POST", "/echo", [](const http::Request& req, server::Responder& out) {
+    const std::string* type = req.header("Content-Type");
+    out.send(text(req.body, type ? *type : "application/octet-stream"));
+  });
+
+  router.add("GET", "/sleep", [](const http::Request& req, server::Responder& out) {
+    const long ms = number(req, "ms", 0, 30'000);
+    std::this_thread::sleep_for(std::chrono::milliseconds(ms));
+    out.send(text("slept " + std::to_string(ms) + " ms"));
+  });
+
+  router.add("GET", "/cpu", [](const http::Request& req, server::Responder& out) {
+    const long us = number(req, "us", 0, 1'000'000);
+    const std::int64_t until = stats::thread_cpu_ns() + us * 1000;
+    std::uint64_t spins = 0;
+    while (stats::thread_cpu_ns() < until) ++spins;
+    out.send(text("burned " + std::to_string(us) + " us in " + std::to_string(spins) + " clock reads"));
+  });
+
+  router.add("GET", "/stream", [](const http::Request& req, server::Responder& out) {
+    const long chunks = number(req, "chunks", 3, 10'000);
+    const long ms = number(req, "ms", 0, 10'000);
+    out.start_stream(200, "text/plain");
+    for (long i = 0; i < chunks; ++i) {
+      if (i > 0 && ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(ms));
+      out.send_chunk("chunk " + std::to_string(i) + "\n");
+    }
+    out.end_stream();
+  });
+
+  router.add("GET", "/stats", [&registry](const http::Request&, server::Responder& out) {
+    out.send(text(registry.to_json().dump(), "application/json"));
+  });
+}
+
+}  // namespace handoff::app

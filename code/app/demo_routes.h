@@ -1,0 +1,20 @@
+// app/demo_routes: the handlers every stage serves and every benchmark drives (chapter 01).
+// Role: a trivial view, a JSON view, an echo, a view that holds its thread, one that burns
+// CPU, a paced chunked stream, and /stats, the server's own per-thread instrument.
+#pragma once
+
+#include "app/router.h"
+#include "stats/thread_stats.h"
+
+namespace handoff::app {
+
+/// GET /            "Hello, World!"
+/// GET /json        a small JSON object
+/// POST /echo       the request body back
+/// GET /sleep?ms=N  holds its thread N ms (at most 30 000)
+/// GET /cpu?us=N    burns N µs of CPU (at most 1 000 000)
+/// GET /stream?chunks=N&ms=M  N chunks (at most 10 000), M ms apart (at most 10 000)
+/// GET /stats       JSON: every thread's CPU, requests and hand-off counters
+void add_demo_routes(Router& router, const stats::Registry& registry);
+
+}  // namespace handoff::app

@@ -1,0 +1,35 @@
+// app/router: method + path → handler (chapter 01).
+// Role: pick the handler for a request on the loop thread, before dispatch decides where
+// it runs; an unknown path is 404, a known path with another method 405.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "server/handler.h"
+
+namespace handoff::app {
+
+class Router {
+ public:
+  /// Route `method` requests for exactly `path` (no patterns: the demo needs none).
+  /// A GET route also answers HEAD.
+  void add(std::string method, std::string path, server::Handler handler);
+
+  struct Match {
+    const server::Handler* handler = nullptr;  ///< null when status is 404 or 405
+    int status = 200;
+  };
+  Match find(std::string_view method, std::string_view path) const;
+
+ private:
+  struct Route {
+    std::string method;
+    std::string path;
+    server::Handler handler;
+  };
+  std::vector<Route> routes_;
+};
+
+}  // namespace handoff::app

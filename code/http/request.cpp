@@ -1,0 +1,56 @@
+// http/request: one parsed HTTP/1.1 request (chapter 01).
+// Role: the small read-only views a handler needs over a parsed request: the path, one
+// query parameter, one header. None of them allocates; each returns a view into the
+// request, valid while the request lives and is not modified.
+#include "http/request.h"
+
+namespace handoff::http {
+
+namespace {
+
+char ascii_lower(char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c; }
+
+bool ascii_iequals(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    if (ascii_lower(a[i]) != ascii_lower(b[i])) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+std::string_view Request::path() const {
+  std::string_view t = target;
+  return t.substr(0, t.find('?'));
+}
+
+// The query is split on '&'; each piece is `name=value` or a bare `name` (value "").
+// The first piece whose name matches exactly wins. Nothing is percent-decoded.
+std::string_view Request::query(std::string_view name) const {
+  std::string_view t = target;
+  const std::size_t q = t.find('?');
+  if (q == std::string_view::npos) return {};
+  std::string_view rest = t.substr(q + 1);
+  while (!rest.empty()) {
+    const std::size_t amp = rest.find('&');
+    const std::string_view piece = rest.substr(0, amp);
+    const std::size_t eq = piece.find('=');
+    const std::string_view key = piece.substr(0, eq);
+    if (key == name) {
+      return eq == std::string_view::npos ? std::string_view{} : piece.substr(eq + 1);
+    }
+    if (amp == std::string_view::npos) break;
+    rest.remove_prefix(amp + 1);
+  }
+  return {};
+}
+
+const std::string* Request::header(std::string_view name) const {
+  for (const Header& h : headers) {
+    if (ascii_iequals(h.name, name)) return &h.value;
+  }
+  return nullptr;
+}
+
+}  // namespace handoff::http

@@ -1,0 +1,62 @@
+// pool/datagram_pool: the hand-off over datagram socketpairs (chapter 01, the "before").
+// Role: every job crosses a lane socketpair (the loop sends, a pool thread blocks in
+// recv) and every frame of every answer crosses a completion socketpair the loop watches
+// in epoll. Two syscalls per crossing, on both sides, whether or not anyone was waiting.
+#pragma once
+
+#include <atomic>
+#include <deque>
+#include <thread>
+#include <vector>
+
+#include "net/fd.h"
+#include "pool/handler_pool.h"
+
+namespace handoff::pool {
+
+/// The chapter 01 pool: one lane (a SOCK_DGRAM socketpair shared by all its threads: Linux
+/// hands each datagram to exactly one blocked receiver) and one completion socketpair.
+/// A datagram carries one pointer (a Job*, a Frame*, or null for the poison pill): the
+/// payload never crosses the kernel, the ownership does.
+///
+/// The kernel queues at most net.unix.max_dgram_qlen datagrams per socket (10 by default),
+/// so submit() sends without blocking and parks what does not fit in a backlog that drains
+/// when the lane turns writable. Pool threads send frames blocking: the loop never blocks,
+/// so it always drains them, and the two sides cannot deadlock.
+class DatagramPool final : public HandlerPool {
+ public:
+  explicit DatagramPool(const PoolConfig& config);
+  ~DatagramPool() override;
+
+  void bind(loop::Reactor& reactor, FrameSink& sink, stats::Registry& registry,
+            stats::ThreadStats& loop_stats) override;
+  void submit(Job* job) override;
+  void stop() override;
+
+ private:
+  struct Endpoint final : loop::IoHandler {
+    DatagramPool* pool = nullptr;
+    void (DatagramPool::*handler)() = nullptr;
+    void on_io(std::uint32_t) override { (pool->*handler)(); }
+  };
+  void thread_main(stats::ThreadStats& stats);
+  void emit(stats::ThreadStats& stats, Frame* frame);
+  void drain_completions();
+  void flush_backlog();
+  bool send_to_lane(void* ptr);
+
+  PoolConfig config_;
+  net::Fd lane_loop_, lane_pool_;   // jobs: loop → pool
+  net::Fd done_loop_, done_pool_;   // frames: pool → loop
+  loop::Reactor* reactor_ = nullptr;
+  FrameSink* sink_ = nullptr;
+  stats::ThreadStats* loop_stats_ = nullptr;  // the loop thread's record (bind's caller)
+  Endpoint done_endpoint_, lane_endpoint_;
+  std::deque<void*> backlog_;                 // jobs (and pills) the lane could not take yet
+  bool watching_lane_ = false;
+  std::vector<std::thread> threads_;
+  std::atomic<int> running_{0};
+  bool stopped_ = false;
+};
+
+}  // namespace handoff::pool

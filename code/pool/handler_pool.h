@@ -1,0 +1,52 @@
+// pool/handler_pool: the interface every loop↔pool hand-off implements (chapter 01).
+// Role: let one event loop drive any hand-off variant (datagram socketpairs in chapter
+// 01, rings in chapter 02, ...) through the same five calls, so stages differ only in
+// which pool their composition root builds.
+#pragma once
+
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "loop/reactor.h"
+#include "pool/job.h"
+#include "stats/thread_stats.h"
+
+namespace handoff::pool {
+
+struct PoolConfig {
+  int worker_index = 0;      ///< which loop this pool serves (names threads pool-W-i)
+  int threads = 1;           ///< --blocking-threads
+};
+
+/// A pool of handler threads fed by one loop thread.
+///
+/// Threading: bind(), submit(), ready_to_wait(), after_wait() and stop() are called by the
+/// loop thread only. Jobs may complete on any pool thread; their frames reach the FrameSink
+/// on the loop thread, in the order each job emitted them.
+class HandlerPool {
+ public:
+  virtual ~HandlerPool() = default;
+
+  /// Register the completion channel with the loop's reactor and start the threads.
+  /// `loop_stats` is the calling loop thread's record: the pool counts the loop's side of
+  /// the hand-off there, and registers one record per pool thread in `registry`.
+  virtual void bind(loop::Reactor& reactor, FrameSink& sink, stats::Registry& registry,
+                    stats::ThreadStats& loop_stats) = 0;
+  /// Hand a job to some pool thread. Never blocks the loop.
+  virtual void submit(Job* job) = 0;
+  /// Called just before the loop waits for events. Returning false means completions are
+  /// already waiting and the loop must not block (it polls with a zero timeout).
+  virtual bool ready_to_wait() { return true; }
+  /// Called after every wait, whatever woke it: deliver completions not signalled by an fd.
+  virtual void after_wait() {}
+  /// Stop every thread (a poison pill each) after the jobs already submitted, delivering
+  /// their frames as they come, and join. Idempotent.
+  virtual void stop() = 0;
+};
+
+/// Builds the pool a stage asks for; a composition root passes one to the server.
+using PoolFactory = std::function<std::unique_ptr<HandlerPool>(const PoolConfig&)>;
+
+}  // namespace handoff::pool

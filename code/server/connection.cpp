@@ -1,0 +1,307 @@
+// server/connection: one client connection on an event loop (chapter 01).
+#include "server/connection.h"
+
+#include <sys/socket.h>
+#include <sys/uio.h>
+
+#include <algorithm>
+#include <cerrno>
+
+#include "server/worker.h"
+#include "stats/thread_cpu.h"
+
+namespace handoff::server {
+
+namespace {
+constexpr std::size_t kMaxQueuedOutput = 1 << 20;  // pause reading above this much unsent
+constexpr std::int64_t kLingerNs = 2'000'000'000;  // how long a closing socket drains input
+constexpr std::int64_t kDrainLingerNs = 100'000'000;  // the same while the server stops
+constexpr std::int64_t kMsToNs = 1'000'000;
+}  // namespace
+
+Connection::Connection(Worker& worker, net::Fd fd, std::uint64_t id, std::int64_t now_ns)
+    : worker_(worker), fd_(std::move(fd)), id_(id), parser_(worker.options().limits), last_activity_ns_(now_ns) {
+  interest_ = EPOLLIN;
+  worker_.reactor().add(fd_.get(), interest_, this);
+}
+
+void Connection::on_io(std::uint32_t events) {
+  if (closed_) return;
+  if ((events & (EPOLLERR | EPOLLHUP)) && !(events & EPOLLIN)) {
+    close_now();
+    return;
+  }
+  if (events & EPOLLIN) read_some();
+  if (!closed_ && (events & EPOLLOUT)) flush();
+  if (!closed_) update_interest();
+}
+
+bool Connection::wants_to_read() const {
+  if (lingering_) return true;
+  if (peer_closed_ || close_after_flush_ || rejected_ || parser_.stopped()) return false;
+  if (draining_ && !parser_.request_in_progress()) return false;
+  return exchanges_.size() < static_cast<std::size_t>(worker_.options().max_pipeline) &&
+         out_bytes_ < kMaxQueuedOutput;
+}
+
+bool Connection::idle() const {
+  return exchanges_.empty() && outq_.empty() && !parser_.request_in_progress();
+}
+
+// [connection.read]
+void Connection::read_some() {
+  auto buffer = worker_.read_buffer();
+  for (int reads = 0; reads < 4 && wants_to_read(); ++reads) {
+    const ssize_t n = ::recv(fd_.get(), buffer.data(), buffer.size(), 0);
+    if (n > 0) {
+      last_activity_ns_ = worker_.now_ns();
+      if (lingering_) continue;  // our side is closed: discard until the peer's EOF
+      parser_.feed({buffer.data(), static_cast<std::size_t>(n)});
+      process_requests();
+      if (closed_) return;
+      if (static_cast<std::size_t>(n) < buffer.size()) return;
+      continue;
+    }
+    if (n == 0) {
+      if (lingering_ || (exchanges_.empty() && outq_.empty())) {
+        close_now();
+        return;
+      }
+      peer_closed_ = true;  // half-closed: answer what was read, then close
+      return;
+    }
+    if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) return;
+    close_now();
+    return;
+  }
+}
+
+void Connection::process_requests() {
+  auto& ready = parser_.ready();
+  while (!ready.empty() && !closed_) {
+    http::Request request = std::move(ready.front());
+    ready.pop_front();
+    const std::uint64_t seq = next_seq_++;
+    exchanges_.push_back(Exchange{seq, request.is_head(), request.keep_alive, request.version_minor, false, false, {}});
+    continue_pending_ = false;  // the body it was for has arrived
+    worker_.dispatch(*this, seq, std::move(request));
+  }
+  if (closed_) return;
+  if (parser_.error_status() != 0) {
+    reject(parser_.error_status(), parser_.error_reason());
+    return;
+  }
+  if (parser_.take_expect_continue()) {
+    if (exchanges_.empty()) {
+      outq_.emplace_back(http::k100Continue);
+      out_bytes_ += http::k100Continue.size();
+      flush();
+    } else {
+      continue_pending_ = true;
+    }
+  }
+  if (parser_.head_in_progress()) {
+    if (head_started_ns_ == 0) head_started_ns_ = worker_.now_ns();
+  } else {
+    head_started_ns_ = 0;
+  }
+}
+// [connection.read]
+
+void Connection::reject(int status, std::string_view reason) {
+  rejected_ = true;  // nothing after this is read: the answer ends the connection
+  const std::uint64_t seq = next_seq_++;
+  exchanges_.push_back(Exchange{seq, false, false, 1, false, false, {}});
+  http::Response r;
+  r.status = status;
+  r.body = std::string(http::reason_phrase(status)) + ": " + std::string(reason) + "\n";
+  apply(seq, pool::Frame::Kind::whole, std::move(r));
+}
+
+// [connection.apply]
+void Connection::apply(std::uint64_t seq, pool::Frame::Kind kind, http::Response&& r) {
+  if (closed_ || exchanges_.empty() || seq < exchanges_.front().seq) return;
+  const std::size_t index = seq - exchanges_.front().seq;
+  if (index >= exchanges_.size()) return;
+  Exchange& ex = exchanges_[index];
+  if (ex.done) return;
+  // Under drain the last exchange says Connection: close; earlier ones may keep alive.
+  const bool keep_alive = ex.keep_alive && !(draining_ && index + 1 == exchanges_.size());
+  const std::string_view date = worker_.date();
+  std::string bytes;
+  switch (kind) {
+    case pool::Frame::Kind::whole:
+      http::write_head(bytes, r.status, r.content_type, r.headers, http::Framing::content_length,
+                       r.body.size(), date, keep_alive, ex.version_minor);
+      ex.keep_alive = keep_alive;
+      ex.done = true;
+      emit(ex, std::move(bytes));
+      if (!ex.head_only && !r.body.empty()) emit(ex, std::move(r.body));
+      break;
+    case pool::Frame::Kind::stream_head:
+      // HTTP/1.0 cannot read chunks: its stream ends when the connection does.
+      ex.chunked = ex.version_minor >= 1;
+      ex.keep_alive = keep_alive && ex.chunked;
+      http::write_head(bytes, r.status, r.content_type, r.headers,
+                       ex.chunked ? http::Framing::chunked : http::Framing::until_close, 0, date,
+                       ex.keep_alive, ex.version_minor);
+      emit(ex, std::move(bytes));
+      break;
+    case pool::Frame::Kind::chunk:
+      if (ex.head_only || r.body.empty()) break;
+      if (ex.chunked) {
+        http::write_chunk(bytes, r.body);
+        emit(ex, std::move(bytes));
+      } else {
+        emit(ex, std::move(r.body));
+      }
+      break;
+    case pool::Frame::Kind::end:
+      if (ex.chunked && !ex.head_only) {
+        http::write_last_chunk(bytes);
+        emit(ex, std::move(bytes));
+      }
+      ex.done = true;
+      break;
+  }
+  if (index == 0) {
+    advance();
+    flush();
+    if (!closed_) update_interest();
+  }
+}
+
+void Connection::emit(Exchange& ex, std::string&& bytes) {
+  if (ex.seq == exchanges_.front().seq) {
+    out_bytes_ += bytes.size();
+    outq_.push_back(std::move(bytes));
+  } else {
+    ex.held.push_back(std::move(bytes));
+  }
+}
+
+void Connection::advance() {
+  while (!exchanges_.empty() && exchanges_.front().done) {
+    if (!exchanges_.front().keep_alive) close_after_flush_ = true;
+    exchanges_.pop_front();
+    worker_.loop_stats().add(stats::Counter::requests);
+    if (exchanges_.empty()) break;
+    for (std::string& bytes : exchanges_.front().held) {
+      out_bytes_ += bytes.size();
+      outq_.push_back(std::move(bytes));
+    }
+    exchanges_.front().held.clear();
+  }
+  if (exchanges_.empty() && continue_pending_ && !close_after_flush_) {
+    continue_pending_ = false;
+    outq_.emplace_back(http::k100Continue);
+    out_bytes_ += http::k100Continue.size();
+  }
+}
+// [connection.apply]
+
+// [connection.flush]
+void Connection::flush() {
+  while (!outq_.empty()) {
+    iovec iov[64];
+    int count = 0;
+    for (auto it = outq_.begin(); it != outq_.end() && count < 64; ++it, ++count) {
+      const std::size_t skip = count == 0 ? out_offset_ : 0;
+      iov[count].iov_base = it->data() + skip;
+      iov[count].iov_len = it->size() - skip;
+    }
+    msghdr msg{};
+    msg.msg_iov = iov;
+    msg.msg_iovlen = static_cast<std::size_t>(count);
+    // sendmsg rather than writev: MSG_NOSIGNAL turns a vanished peer into EPIPE instead
+    // of a process-killing SIGPIPE, without touching process-wide signal state.
+    const ssize_t n = ::sendmsg(fd_.get(), &msg, MSG_NOSIGNAL);
+    if (n < 0) {
+      if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) return;  // EPOLLOUT resumes
+      close_now();
+      return;
+    }
+    last_activity_ns_ = worker_.now_ns();
+    std::size_t left = static_cast<std::size_t>(n);
+    out_bytes_ -= left;
+    while (left > 0) {
+      const std::size_t rest = outq_.front().size() - out_offset_;
+      if (left < rest) {
+        out_offset_ += left;
+        break;
+      }
+      left -= rest;
+      outq_.pop_front();
+      out_offset_ = 0;
+    }
+  }
+  if (!exchanges_.empty()) return;
+  if (close_after_flush_) {
+    start_lingering_close();
+  } else if (peer_closed_ || (draining_ && idle())) {
+    close_now();
+  }
+}
+// [connection.flush]
+
+void Connection::update_interest() {
+  std::uint32_t want = 0;
+  if (wants_to_read()) want |= EPOLLIN;
+  if (!outq_.empty()) want |= EPOLLOUT;
+  if (want != interest_) {
+    worker_.reactor().modify(fd_.get(), want, this);
+    interest_ = want;
+  }
+}
+
+// A plain close() with unread input makes the kernel send a reset, which can destroy
+// the error response still in flight. So: shut our side, read and discard until the
+// peer's EOF or a short deadline, then close.
+void Connection::start_lingering_close() {
+  if (lingering_) return;
+  ::shutdown(fd_.get(), SHUT_WR);
+  lingering_ = true;
+  linger_deadline_ns_ = worker_.now_ns() + (draining_ ? kDrainLingerNs : kLingerNs);
+}
+
+void Connection::close_now() {
+  if (closed_) return;
+  closed_ = true;
+  worker_.close(*this);  // removes us from the reactor; we are destroyed after this turn
+}
+
+void Connection::begin_drain() {
+  draining_ = true;
+  if (lingering_) linger_deadline_ns_ = std::min(linger_deadline_ns_, worker_.now_ns() + kDrainLingerNs);
+  if (idle() && !lingering_) {
+    close_now();
+  } else {
+    update_interest();
+  }
+}
+
+// [connection.sweep]
+void Connection::sweep(std::int64_t now) {
+  if (closed_) return;
+  const auto& o = worker_.options();
+  if (lingering_) {
+    if (now >= linger_deadline_ns_) close_now();
+    return;
+  }
+  if (head_started_ns_ != 0 && now - head_started_ns_ > o.header_timeout_ms * kMsToNs) {
+    reject(408, "the request head did not arrive in time");  // then close
+    return;
+  }
+  if (now - last_activity_ns_ > o.idle_timeout_ms * kMsToNs) {
+    if (idle()) {
+      close_now();  // an idle keep-alive connection
+    } else if (exchanges_.empty() && parser_.request_in_progress()) {
+      reject(408, "the request body stopped arriving");
+    } else if (!outq_.empty()) {
+      close_now();  // the client stopped reading its answers
+    }
+  }
+}
+// [connection.sweep]
+
+}  // namespace handoff::server

@@ -1,0 +1,90 @@
+// server/connection: one client connection on an event loop (chapter 01).
+// Role: read bytes into the request parser, hand each request to the worker, and write
+// the answers back in request order (pipelining), however many threads produced them and
+// in whatever order they finished; enforce the limits and timeouts; close cleanly.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <string>
+#include <vector>
+
+#include "http/request_parser.h"
+#include "http/response.h"
+#include "loop/reactor.h"
+#include "net/fd.h"
+#include "pool/job.h"
+
+namespace handoff::server {
+
+class Worker;
+
+/// The state of one connection. Lives on its worker's loop thread only.
+///
+/// Every request gets an Exchange with a sequence number. Bytes for the exchange at the
+/// front go straight to the output queue; bytes for a later one wait in that exchange
+/// until every earlier exchange has finished, so responses leave in request order.
+/// A connection never writes bytes produced for another: frames are routed by connection
+/// id (never reused) and sequence number, and dropped if the connection has gone.
+class Connection final : public loop::IoHandler {
+ public:
+  Connection(Worker& worker, net::Fd fd, std::uint64_t id, std::int64_t now_ns);
+
+  std::uint64_t id() const noexcept { return id_; }
+  int fd() const noexcept { return fd_.get(); }
+  void on_io(std::uint32_t events) override;
+
+  /// Apply one piece of exchange `seq`'s answer (from an inline handler or a pool frame).
+  void apply(std::uint64_t seq, pool::Frame::Kind kind, http::Response&& response);
+  /// Timeouts: header, idle, lingering close. Called by the worker's periodic sweep.
+  void sweep(std::int64_t now_ns);
+  /// The server is stopping: finish what was read, take nothing new, then close.
+  void begin_drain();
+  /// Close at once, answered or not (a write failed, or the drain deadline passed).
+  void close_now();
+
+ private:
+  struct Exchange {
+    std::uint64_t seq;
+    bool head_only;          // HEAD: write the head, never the body
+    bool keep_alive;         // what the request allows
+    int version_minor;
+    bool chunked = false;    // a stream framed in chunks (HTTP/1.1)
+    bool done = false;
+    std::vector<std::string> held;  // bytes waiting for earlier exchanges to finish
+  };
+
+  void read_some();
+  void process_requests();
+  void reject(int status, std::string_view reason);
+  void emit(Exchange& ex, std::string&& bytes);
+  void advance();
+  void flush();
+  void update_interest();
+  void start_lingering_close();
+  bool wants_to_read() const;
+  bool idle() const;
+
+  Worker& worker_;
+  net::Fd fd_;
+  std::uint64_t id_;
+  http::RequestParser parser_;
+  std::deque<Exchange> exchanges_;
+  std::uint64_t next_seq_ = 0;
+  std::deque<std::string> outq_;   // bytes ready to write, in order
+  std::size_t out_offset_ = 0;     // bytes of outq_.front() already written
+  std::size_t out_bytes_ = 0;      // bytes in outq_ not yet written
+  std::uint32_t interest_ = 0;     // the epoll events currently registered
+  std::int64_t last_activity_ns_;  // last byte read or written
+  std::int64_t head_started_ns_ = 0;
+  std::int64_t linger_deadline_ns_ = 0;
+  bool continue_pending_ = false;  // a 100 Continue is owed once earlier answers are out
+  bool peer_closed_ = false;       // the client shut its side
+  bool close_after_flush_ = false; // the last answer said Connection: close
+  bool rejected_ = false;         // an error answer is queued; read no further
+  bool lingering_ = false;         // our side is shut; discarding input until EOF
+  bool draining_ = false;
+  bool closed_ = false;
+};
+
+}  // namespace handoff::server

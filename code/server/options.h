@@ -1,0 +1,39 @@
+// server/options: the core flags every stage binary takes (chapter 01).
+// Role: one definition of --host --port --workers --dispatch --blocking-threads, the
+// limits and the timeouts, so the harness can drive any stage with the same words.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+#include "http/request_parser.h"
+
+namespace handoff::server {
+
+enum class Dispatch { inline_on_loop, pool };
+
+struct ServerOptions {
+  std::string host = "127.0.0.1";
+  std::uint16_t port = 8080;
+  int workers = 1;                 ///< event-loop threads, each with its own listener and pool
+  Dispatch dispatch = Dispatch::inline_on_loop;
+  int blocking_threads = 1;        ///< pool threads per worker (dispatch = pool)
+  bool print_stats = false;        ///< per-thread CPU summary on exit
+  http::Limits limits;
+  int header_timeout_ms = 10'000;  ///< a request head must arrive within this
+  int idle_timeout_ms = 60'000;    ///< an idle keep-alive connection closes after this
+  int drain_timeout_ms = 10'000;   ///< graceful shutdown waits at most this for in-flight work
+  int max_pipeline = 64;           ///< requests in flight per connection before reading pauses
+};
+
+/// Add the core flags to `app`, writing into `options`.
+void add_core_flags(CLI::App& app, ServerOptions& options);
+
+/// Read a boolean switch: the environment variable `env` (if set: 0/off/false or 1/on/true)
+/// overrides `flag_value`. Throws CLI::ValidationError on another value. The seeds kept
+/// each old path behind such a switch; later stages do too.
+bool env_override(const char* env, bool flag_value);
+
+}  // namespace handoff::server

@@ -1,0 +1,49 @@
+// server/server: the whole server: N workers, their threads, and graceful shutdown
+// (chapter 01).
+// Role: open one listener per worker on a shared port, run each worker's loop on its own
+// thread, and stop them all without dropping a request that was read.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <thread>
+#include <vector>
+
+#include "app/router.h"
+#include "pool/handler_pool.h"
+#include "server/options.h"
+#include "server/worker.h"
+#include "stats/thread_stats.h"
+
+namespace handoff::server {
+
+class Server {
+ public:
+  /// Opens the listeners (so port() is known at once) and builds the workers. With
+  /// dispatch = pool, `make_pool` builds each worker's pool.
+  Server(ServerOptions options, const app::Router& router, stats::Registry& registry, pool::PoolFactory make_pool);
+  ~Server();
+
+  std::uint16_t port() const noexcept { return port_; }
+  const ServerOptions& options() const noexcept { return options_; }
+
+  /// Start every worker's loop thread.
+  void start();
+  /// Ask every worker to drain and stop. Any thread.
+  void stop() noexcept;
+  /// Join every worker (after stop(), or when they stop on their own).
+  void wait();
+
+ private:
+  ServerOptions options_;
+  std::uint16_t port_ = 0;
+  std::vector<std::unique_ptr<Worker>> workers_;
+  std::vector<std::thread> threads_;
+};
+
+/// The main of every stage binary after its flags are parsed: start `server`, print the
+/// readiness line (`handoff: listening on http://HOST:PORT`), wait for SIGINT or SIGTERM,
+/// drain, print the per-thread summary if asked, and return the exit status (0).
+int run_until_signal(Server& server, const stats::Registry& registry);
+
+}  // namespace handoff::server

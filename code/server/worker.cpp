@@ -1,0 +1,194 @@
+// server/worker: one event-loop thread with its listener, connections and pool (chapter 01).
+#include "server/worker.h"
+
+#include <sys/eventfd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <string>
+#include <system_error>
+
+#include "stats/thread_cpu.h"
+
+namespace handoff::server {
+
+namespace {
+constexpr std::int64_t kMsToNs = 1'000'000;
+constexpr std::int64_t kAcceptBackoffNs = 100 * kMsToNs;
+
+/// The Responder of a handler running on the loop thread: it applies each call to the
+/// connection at once.
+class InlineResponder final : public Responder {
+ public:
+  InlineResponder(Connection& conn, std::uint64_t seq) : conn_(conn), seq_(seq) {}
+  void send(http::Response r) override { conn_.apply(seq_, pool::Frame::Kind::whole, std::move(r)); }
+  void start_stream(int status, std::string content_type) override {
+    http::Response r;
+    r.status = status;
+    r.content_type = std::move(content_type);
+    conn_.apply(seq_, pool::Frame::Kind::stream_head, std::move(r));
+  }
+  void send_chunk(std::string data) override {
+    http::Response r;
+    r.body = std::move(data);
+    conn_.apply(seq_, pool::Frame::Kind::chunk, std::move(r));
+  }
+  void end_stream() override { conn_.apply(seq_, pool::Frame::Kind::end, {}); }
+
+ private:
+  Connection& conn_;
+  std::uint64_t seq_;
+};
+}  // namespace
+
+Worker::Worker(const ServerOptions& options, int index, const app::Router& router, stats::Registry& registry,
+               std::unique_ptr<pool::HandlerPool> pool, net::Listener listener)
+    : options_(options),
+      index_(index),
+      router_(router),
+      loop_stats_(registry.add("loop-" + std::to_string(index), "loop")),
+      registry_(registry),
+      pool_(std::move(pool)),
+      listener_(std::move(listener)),
+      stop_fd_(::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)),
+      sweep_interval_ns_(std::clamp<std::int64_t>(
+          std::min(options.header_timeout_ms, options.idle_timeout_ms) * kMsToNs / 4, 5 * kMsToNs, 1000 * kMsToNs)) {
+  if (!stop_fd_) throw std::system_error(errno, std::generic_category(), "eventfd");
+  accept_cb_.worker = this;
+  accept_cb_.fn = &Worker::on_accept;
+  stop_cb_.worker = this;
+  stop_cb_.fn = &Worker::on_stop_requested;
+}
+
+Worker::~Worker() = default;
+
+void Worker::request_stop() noexcept {
+  const std::uint64_t one = 1;
+  [[maybe_unused]] auto n = ::write(stop_fd_.get(), &one, sizeof one);
+}
+
+// [worker.run]
+void Worker::run() {
+  loop_stats_.attach_current_thread();
+  now_ns_ = stats::monotonic_ns();
+  next_sweep_ns_ = now_ns_ + sweep_interval_ns_;
+  reactor_.add(listener_.fd(), EPOLLIN, &accept_cb_);
+  reactor_.add(stop_fd_.get(), EPOLLIN, &stop_cb_);
+  if (pool_) pool_->bind(reactor_, *this, registry_, loop_stats_);
+
+  while (!(draining_ && connections_.empty())) {
+    int timeout = wait_timeout_ms();
+    if (pool_ && !pool_->ready_to_wait()) timeout = 0;
+    reactor_.poll(timeout);
+    now_ns_ = stats::monotonic_ns();
+    date_.refresh();
+    if (pool_) pool_->after_wait();
+    if (now_ns_ >= next_sweep_ns_) sweep();
+    closed_.clear();
+  }
+  if (pool_) pool_->stop();  // every thread takes its pill; frames for closed connections drop
+  closed_.clear();
+  loop_stats_.detach_current_thread();
+}
+// [worker.run]
+
+int Worker::wait_timeout_ms() const {
+  const std::int64_t until = next_sweep_ns_ - now_ns_;
+  return static_cast<int>(std::clamp<std::int64_t>((until + kMsToNs - 1) / kMsToNs, 0, 1000));
+}
+
+void Worker::on_accept() {
+  for (int i = 0; i < 64; ++i) {
+    net::Fd fd;
+    switch (listener_.accept(fd)) {
+      case net::Listener::Accept::ok: {
+        const std::uint64_t id = next_conn_id_++;
+        loop_stats_.add(stats::Counter::accepts);
+        connections_.emplace(id, std::make_unique<Connection>(*this, std::move(fd), id, now_ns_));
+        break;
+      }
+      case net::Listener::Accept::again:
+        return;
+      case net::Listener::Accept::out_of_fds:
+        // Readiness stays set while the backlog holds connections we cannot accept:
+        // stop listening for a while instead of spinning on it.
+        reactor_.remove(listener_.fd(), &accept_cb_);
+        accept_resume_ns_ = now_ns_ + kAcceptBackoffNs;
+        next_sweep_ns_ = std::min(next_sweep_ns_, accept_resume_ns_);
+        return;
+      case net::Listener::Accept::error:
+        return;
+    }
+  }
+}
+
+// [worker.dispatch]
+void Worker::dispatch(Connection& conn, std::uint64_t seq, http::Request&& request) {
+  const app::Router::Match match = router_.find(request.method, request.path());
+  if (match.handler == nullptr) {
+    http::Response r;
+    r.status = match.status;
+    r.body = std::string(http::reason_phrase(match.status)) + "\n";
+    conn.apply(seq, pool::Frame::Kind::whole, std::move(r));
+    return;
+  }
+  if (options_.dispatch == Dispatch::inline_on_loop || !pool_) {
+    InlineResponder responder(conn, seq);
+    (*match.handler)(request, responder);
+    return;
+  }
+  pool_->submit(new pool::Job{conn.id(), seq, std::move(request), match.handler});
+}
+
+void Worker::on_frame(pool::Frame& frame) {
+  const auto it = connections_.find(frame.conn_id);
+  if (it == connections_.end()) return;  // the connection has gone: drop its answer
+  it->second->apply(frame.seq, frame.kind, std::move(frame.response));
+}
+// [worker.dispatch]
+
+void Worker::close(Connection& conn) {
+  reactor_.remove(conn.fd(), &conn);
+  const auto it = connections_.find(conn.id());
+  if (it == connections_.end()) return;
+  closed_.push_back(std::move(it->second));
+  connections_.erase(it);
+}
+
+void Worker::on_stop_requested() {
+  std::uint64_t n;
+  [[maybe_unused]] auto r = ::read(stop_fd_.get(), &n, sizeof n);
+  if (draining_) return;
+  draining_ = true;
+  drain_deadline_ns_ = now_ns_ + options_.drain_timeout_ms * kMsToNs;
+  next_sweep_ns_ = std::min(next_sweep_ns_, now_ns_ + 10 * kMsToNs);
+  if (accept_resume_ns_ == 0) reactor_.remove(listener_.fd(), &accept_cb_);
+  listener_.close();
+  std::vector<Connection*> all;
+  all.reserve(connections_.size());
+  for (auto& [id, conn] : connections_) all.push_back(conn.get());
+  for (Connection* conn : all) conn->begin_drain();
+}
+
+void Worker::sweep() {
+  next_sweep_ns_ = now_ns_ + (draining_ ? 10 * kMsToNs : sweep_interval_ns_);
+  if (accept_resume_ns_ != 0 && now_ns_ >= accept_resume_ns_ && !draining_) {
+    accept_resume_ns_ = 0;
+    reactor_.add(listener_.fd(), EPOLLIN, &accept_cb_);
+  } else if (accept_resume_ns_ != 0) {
+    next_sweep_ns_ = std::min(next_sweep_ns_, accept_resume_ns_);
+  }
+  std::vector<Connection*> all;
+  all.reserve(connections_.size());
+  for (auto& [id, conn] : connections_) all.push_back(conn.get());
+  const bool force = draining_ && now_ns_ >= drain_deadline_ns_;
+  for (Connection* conn : all) {
+    if (force) {
+      conn->close_now();
+    } else {
+      conn->sweep(now_ns_);
+    }
+  }
+}
+
+}  // namespace handoff::server

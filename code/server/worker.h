@@ -1,0 +1,85 @@
+// server/worker: one event-loop thread with its listener, connections and pool (chapter 01).
+// Role: run the loop (accept, read, dispatch, write, sweep timeouts), decide where each
+// handler runs (inline on this thread, or on the pool), route the pool's frames back to
+// their connections, and drain gracefully on request.
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "app/router.h"
+#include "http/date_cache.h"
+#include "loop/reactor.h"
+#include "net/listener.h"
+#include "pool/handler_pool.h"
+#include "server/connection.h"
+#include "server/options.h"
+#include "stats/thread_stats.h"
+
+namespace handoff::server {
+
+class Worker final : public pool::FrameSink {
+ public:
+  /// `pool` may be null when options.dispatch is inline. The listener is already open.
+  Worker(const ServerOptions& options, int index, const app::Router& router, stats::Registry& registry,
+         std::unique_ptr<pool::HandlerPool> pool, net::Listener listener);
+  ~Worker();
+
+  /// The loop thread's body: returns once a requested stop has drained.
+  void run();
+  /// Ask the loop to drain and stop. Any thread; async-signal-safe (one eventfd write).
+  void request_stop() noexcept;
+
+  // For connections (loop thread only).
+  const ServerOptions& options() const noexcept { return options_; }
+  loop::Reactor& reactor() noexcept { return reactor_; }
+  std::string_view date() const noexcept { return date_.get(); }
+  std::int64_t now_ns() const noexcept { return now_ns_; }
+  std::span<char> read_buffer() noexcept { return read_buffer_; }
+  stats::ThreadStats& loop_stats() noexcept { return loop_stats_; }
+  void dispatch(Connection& conn, std::uint64_t seq, http::Request&& request);
+  void close(Connection& conn);
+
+  void on_frame(pool::Frame& frame) override;
+
+ private:
+  struct Callback final : loop::IoHandler {
+    Worker* worker = nullptr;
+    void (Worker::*fn)() = nullptr;
+    void on_io(std::uint32_t) override { (worker->*fn)(); }
+  };
+  void on_accept();
+  void on_stop_requested();
+  void sweep();
+  int wait_timeout_ms() const;
+
+  const ServerOptions& options_;
+  int index_;
+  const app::Router& router_;
+  stats::ThreadStats& loop_stats_;
+  stats::Registry& registry_;
+  std::unique_ptr<pool::HandlerPool> pool_;
+  net::Listener listener_;
+  loop::Reactor reactor_;
+  net::Fd stop_fd_;  // eventfd: request_stop() → the loop
+  Callback accept_cb_, stop_cb_;
+  http::DateCache date_;
+  std::array<char, 64 * 1024> read_buffer_{};
+  std::unordered_map<std::uint64_t, std::unique_ptr<Connection>> connections_;
+  std::vector<std::unique_ptr<Connection>> closed_;  // destroyed at the end of the turn
+  std::uint64_t next_conn_id_ = 1;
+  std::int64_t now_ns_ = 0;
+  std::int64_t next_sweep_ns_ = 0;
+  std::int64_t sweep_interval_ns_;
+  std::int64_t accept_resume_ns_ = 0;  // accepting paused until then (out of descriptors)
+  std::int64_t drain_deadline_ns_ = 0;
+  bool draining_ = false;
+};
+
+}  // namespace handoff::server

@@ -1,0 +1,92 @@
+// stats/thread_stats: per-thread counters and CPU, readable from any thread (chapter 01).
+#include "stats/thread_stats.h"
+
+#include <cstdio>
+
+#include "stats/thread_cpu.h"
+
+namespace handoff::stats {
+
+std::string_view counter_name(Counter c) noexcept {
+  switch (c) {
+    case Counter::requests: return "requests";
+    case Counter::handoff_sends: return "handoff_sends";
+    case Counter::handoff_recvs: return "handoff_recvs";
+    case Counter::handoff_eagain: return "handoff_eagain";
+    case Counter::accepts: return "accepts";
+    case Counter::kCount: break;
+  }
+  return "?";
+}
+
+ThreadStats::ThreadStats(std::string name, std::string role) : name_(std::move(name)), role_(std::move(role)) {}
+
+void ThreadStats::attach_current_thread() noexcept {
+  name_this_thread(name_.c_str());
+  pthread_getcpuclockid(pthread_self(), &clock_);
+  state_.store(1, std::memory_order_release);  // publishes clock_ to cpu_ns()
+}
+
+void ThreadStats::detach_current_thread() noexcept {
+  final_cpu_ns_.store(thread_cpu_ns(), std::memory_order_relaxed);
+  state_.store(2, std::memory_order_release);  // publishes final_cpu_ns_ to cpu_ns()
+}
+
+std::int64_t ThreadStats::cpu_ns() const noexcept {
+  switch (state_.load(std::memory_order_acquire)) {  // pairs with attach/detach
+    case 1: {
+      timespec ts{};
+      if (clock_gettime(clock_, &ts) != 0) return final_cpu_ns_.load(std::memory_order_relaxed);
+      return static_cast<std::int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+    }
+    case 2: return final_cpu_ns_.load(std::memory_order_relaxed);
+    default: return 0;
+  }
+}
+
+nlohmann::json ThreadStats::to_json() const {
+  nlohmann::json j;
+  j["name"] = name_;
+  j["role"] = role_;
+  const double cpu_us = static_cast<double>(cpu_ns()) / 1000.0;
+  j["cpu_us"] = cpu_us;
+  nlohmann::json c = nlohmann::json::object();
+  for (std::size_t i = 0; i < static_cast<std::size_t>(Counter::kCount); ++i) {
+    c[std::string(counter_name(static_cast<Counter>(i)))] = counters_[i].load(std::memory_order_relaxed);
+  }
+  j["counters"] = c;
+  const auto reqs = get(Counter::requests);
+  j["cpu_us_per_request"] = reqs ? cpu_us / static_cast<double>(reqs) : 0.0;
+  return j;
+}
+
+ThreadStats& Registry::add(std::string name, std::string role) {
+  std::lock_guard lock(mu_);
+  return threads_.emplace_back(std::move(name), std::move(role));
+}
+
+nlohmann::json Registry::to_json() const {
+  std::lock_guard lock(mu_);
+  nlohmann::json arr = nlohmann::json::array();
+  for (const auto& t : threads_) arr.push_back(t.to_json());
+  return nlohmann::json{{"threads", arr}};
+}
+
+std::string Registry::summary() const {
+  std::lock_guard lock(mu_);
+  std::string out = "thread          role  cpu_ms    requests  cpu_us/req  handoff_sends  handoff_recvs\n";
+  char line[256];
+  for (const auto& t : threads_) {
+    const double cpu_us = static_cast<double>(t.cpu_ns()) / 1000.0;
+    const auto reqs = t.get(Counter::requests);
+    std::snprintf(line, sizeof line, "%-15s %-5s %8.1f %10llu %11.2f %14llu %14llu\n", t.name().c_str(),
+                  t.role().c_str(), cpu_us / 1000.0, static_cast<unsigned long long>(reqs),
+                  reqs ? cpu_us / static_cast<double>(reqs) : 0.0,
+                  static_cast<unsigned long long>(t.get(Counter::handoff_sends)),
+                  static_cast<unsigned long long>(t.get(Counter::handoff_recvs)));
+    out += line;
+  }
+  return out;
+}
+
+}  // namespace handoff::stats

@@ -1,0 +1,56 @@
+// testkit/http_client: a blocking loopback HTTP/1.1 client for end-to-end tests (chapter 01).
+// Role: send exact bytes (whole, split, one at a time) and read back strictly parsed
+// responses (llhttp in response mode), with a deadline on every read.
+#pragma once
+
+#include <chrono>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "http/request.h"
+#include "net/fd.h"
+
+namespace handoff::testkit {
+
+struct ParsedResponse {
+  int status = 0;
+  int version_minor = 1;
+  std::vector<http::Header> headers;
+  std::string body;  // de-chunked
+  bool keep_alive = true;
+  const std::string* header(std::string_view name) const;
+};
+
+using namespace std::chrono_literals;
+
+class Client {
+ public:
+  /// Connect to 127.0.0.1:port. Throws on failure.
+  explicit Client(int port);
+
+  /// Write all of `bytes` (blocking, bounded by the socket's send timeout).
+  void send(std::string_view bytes);
+  /// Write `bytes` one byte per send().
+  void send_bytewise(std::string_view bytes);
+  /// Shut our write side (the server sees EOF).
+  void shutdown_write();
+
+  /// Read and parse the next response; nullopt if none completed within `limit` or the
+  /// connection closed first. `head_request` says the request was HEAD (no body follows).
+  std::optional<ParsedResponse> read_response(std::chrono::milliseconds limit = 5000ms, bool head_request = false);
+  /// True if the server closed the connection (EOF or reset) within `limit`, after
+  /// discarding anything it still sent.
+  bool closed_by_peer(std::chrono::milliseconds limit = 5000ms);
+  /// Bytes received but not yet consumed by a parsed response.
+  const std::string& leftover() const noexcept { return buffer_; }
+
+ private:
+  /// Read more bytes into buffer_ within the deadline; false on EOF, error or timeout.
+  bool fill(std::chrono::steady_clock::time_point deadline);
+  net::Fd fd_;
+  std::string buffer_;
+};
+
+}  // namespace handoff::testkit

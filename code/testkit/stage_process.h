@@ -1,0 +1,40 @@
+// testkit/stage_process: run a stage binary as a child process for end-to-end tests
+// (chapter 01).
+// Role: start the real server on port 0, learn its port from the readiness line, signal
+// it, and bound every wait so that a hung server is a failed test, never a stuck run.
+#pragma once
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace handoff::testkit {
+
+class StageProcess {
+ public:
+  /// Start `binary` with `args` (plus `--port 0` unless args name a port) and wait up to
+  /// `ready_within` for `handoff: listening on http://HOST:PORT`. Throws on failure.
+  StageProcess(const std::string& binary, std::vector<std::string> args,
+               std::chrono::milliseconds ready_within = std::chrono::seconds(10));
+  ~StageProcess();  // SIGKILLs a child that is still running
+  StageProcess(const StageProcess&) = delete;
+  StageProcess& operator=(const StageProcess&) = delete;
+
+  int port() const noexcept { return port_; }
+  pid_t pid() const noexcept { return pid_; }
+  void signal(int sig) const;
+  /// The exit status once the child exits within `limit` (-signal if killed), else nullopt.
+  std::optional<int> wait_exit(std::chrono::milliseconds limit);
+  /// Everything the child wrote to stderr so far (it goes to a temporary file).
+  std::string stderr_text() const;
+
+ private:
+  pid_t pid_ = -1;
+  int port_ = 0;
+  std::string stderr_path_;
+};
+
+}  // namespace handoff::testkit
