@@ -1,0 +1,37 @@
+"""Sphinx configuration of the handoff book.
+
+The source directory is the repository root (see book/CMakeLists.txt): chapter notes and
+exercise READMEs are pages where they stand, and literalinclude paths such as
+/code/pool/datagram_pool.cpp are real paths. include_patterns keeps everything else out.
+"""
+import os
+import pathlib
+import sys
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "book" / "_ext"))
+
+project = "handoff"
+author = "the handoff authors"
+copyright = "2026, the handoff authors"
+root_doc = "book/index"
+
+extensions = ["myst_parser", "breathe"]
+if (ROOT / "book" / "_ext" / "results_table.py").exists():
+    extensions.append("results_table")
+
+include_patterns = ["book/**", "chapters/*/note.md", "exercises/*/README.md"]
+exclude_patterns = ["build/**", "book/_ext/**", "book/tools/**", "**/__pycache__"]
+source_suffix = {".md": "markdown"}
+
+myst_enable_extensions = ["colon_fence", "deflist"]
+myst_heading_anchors = 3
+
+breathe_projects = {"handoff": os.environ.get("HANDOFF_DOXYGEN_XML", str(ROOT / "build/release/book/doxygen/xml"))}
+breathe_default_project = "handoff"
+breathe_default_members = ("members",)
+
+html_theme = "furo"
+html_title = "handoff: a server that learns to hand off"
+primary_domain = "cpp"
+highlight_language = "cpp"
