@@ -315,7 +315,8 @@ int RequestParser::Impl::on_version_complete(llhttp_t* p) {
   if (p->http_major != 1) return s.fail(400, "unsupported HTTP version");
   s.cur.version_minor = p->http_minor;
   s.phase = Phase::header_section;
-  s.section_start = s.line_end + 2;  // strict llhttp demands exactly CRLF after the version
+  // CRLF ends the line (llhttp also takes a bare LF: the section then counts one byte short).
+  s.section_start = s.line_end + 2;
   s.section_known = true;
   return 0;
 }

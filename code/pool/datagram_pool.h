@@ -19,9 +19,9 @@ namespace handoff::pool {
 /// A datagram carries one pointer (a Job*, a Frame*, or null for the poison pill): the
 /// payload never crosses the kernel, the ownership does.
 ///
-/// The kernel queues at most net.unix.max_dgram_qlen datagrams per socket (10 by default),
-/// so submit() sends without blocking and parks what does not fit in a backlog that drains
-/// when the lane turns writable. Pool threads send frames blocking: the loop never blocks,
+/// The kernel queues only as many datagrams as the sender's SO_SNDBUF accounts for (a few
+/// hundred 8-byte datagrams with the default 208 KiB), so submit() sends without blocking
+/// and parks what does not fit in a backlog that drains when the lane turns writable. Pool threads send frames blocking: the loop never blocks,
 /// so it always drains them, and the two sides cannot deadlock.
 class DatagramPool final : public HandlerPool {
  public:

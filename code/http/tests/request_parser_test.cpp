@@ -415,6 +415,19 @@ TEST_CASE("request parser: chunk extensions count against max_body_bytes", "[htt
   CHECK(p.error_status() == 413);
 }
 
+TEST_CASE("request parser: a trailer section of exactly max_header_bytes is accepted, one more is 431",
+          "[http][ch01]") {
+  Limits limits;
+  limits.max_header_bytes = 64;
+  const std::string head = "POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n1\r\na\r\n0\r\n";
+  // The trailer section "T: <value>\r\n\r\n" is 7 bytes around the value.
+  CHECK(parse_whole(head + "T: " + std::string(64 - 7, 't') + "\r\n\r\n", limits).size() == 1);
+  RequestParser p(limits);
+  p.feed(head + "T: " + std::string(64 - 6, 't') + "\r\n\r\n");
+  CHECK(p.error_status() == 431);
+  CHECK(p.ready().empty());
+}
+
 TEST_CASE("request parser: too many trailer fields is 431", "[http][ch01]") {
   Limits limits;
   limits.max_header_fields = 2;
