@@ -19,6 +19,17 @@ if(HANDOFF_SANITIZE)
   add_link_options(-fsanitize=${_handoff_san})
 endif()
 
+# Register every TEST_CASE of a Catch2 binary as a CTest test with `labels` and the default
+# TIMEOUT. catch_discover_tests(PROPERTIES ...) flattens a list of labels and drops what
+# follows, so the properties are set by a small script CTest runs after the discovery.
+function(_handoff_discover target prefix labels)
+  catch_discover_tests(${target} TEST_PREFIX "${prefix}" TEST_LIST ${target}_TESTS)
+  set(script ${CMAKE_CURRENT_BINARY_DIR}/${target}_properties.cmake)
+  file(WRITE ${script}
+    "set_tests_properties(\${${target}_TESTS} PROPERTIES LABELS \"${labels}\" TIMEOUT ${HANDOFF_TEST_TIMEOUT})\n")
+  set_property(DIRECTORY APPEND PROPERTY TEST_INCLUDE_FILES ${script})
+endfunction()
+
 # add_component_test(<name> <source>... [LABELS <label>...] [CHAPTER <NN>])
 # One Catch2 binary over the library; each TEST_CASE becomes one CTest test.
 function(add_component_test name)
@@ -33,21 +44,26 @@ function(add_component_test name)
   if(ARG_CHAPTER)
     list(APPEND _labels ch${ARG_CHAPTER})
   endif()
-  catch_discover_tests(${name}
-    TEST_PREFIX "${name}: "
-    PROPERTIES LABELS "${_labels}" TIMEOUT ${HANDOFF_TEST_TIMEOUT})
+  _handoff_discover(${name} "${name}: " "${_labels}")
 endfunction()
 
-# add_stage(<NN> <slug>) inside chapters/NN-slug: builds the stage binary
-# `handoff-NN` from stage.cpp and its end-to-end tests from tests/*.cpp. The tests
-# find the binary through the HANDOFF_STAGE_BINARY definition.
+# add_stage(<NN> <slug> [EARLIER <chapter-dir>...]) inside chapters/NN-slug: builds the
+# stage binary `handoff-NN` from stage.cpp and its end-to-end tests from tests/*.cpp. The
+# tests find the binary through the HANDOFF_STAGE_BINARY definition. EARLIER names
+# earlier chapters whose end-to-end tests must keep passing against this stage: their
+# tests/*.cpp are compiled again against this binary (tests every stage forever).
 function(add_stage nn slug)
+  cmake_parse_arguments(ARG "" "" "EARLIER" ${ARGN})
   set(bin handoff-${nn})
   add_executable(${bin} stage.cpp)
   target_link_libraries(${bin} PRIVATE handoff)
   handoff_target_defaults(${bin})
   set_target_properties(${bin} PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${PROJECT_BINARY_DIR}/bin)
   file(GLOB _tests CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/tests/*.cpp)
+  foreach(earlier ${ARG_EARLIER})
+    file(GLOB _earlier CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/chapters/${earlier}/tests/*.cpp)
+    list(APPEND _tests ${_earlier})
+  endforeach()
   if(_tests)
     add_executable(${bin}-tests ${_tests})
     target_link_libraries(${bin}-tests PRIVATE handoff handoff_testkit handoff_catch_main)
@@ -55,9 +71,7 @@ function(add_stage nn slug)
       HANDOFF_STAGE_BINARY="$<TARGET_FILE:${bin}>")
     add_dependencies(${bin}-tests ${bin})
     handoff_target_defaults(${bin}-tests)
-    catch_discover_tests(${bin}-tests
-      TEST_PREFIX "${nn}-${slug}: "
-      PROPERTIES LABELS "stage;ch${nn}" TIMEOUT ${HANDOFF_TEST_TIMEOUT})
+    _handoff_discover(${bin}-tests "${nn}-${slug}: " "stage;ch${nn}")
   endif()
 endfunction()
 
@@ -76,9 +90,7 @@ function(add_exercise nn slug)
     target_include_directories(${base}-${kind} PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
     handoff_target_defaults(${base}-${kind})
   endforeach()
-  catch_discover_tests(${base}-solution
-    TEST_PREFIX "${base} (solution): "
-    PROPERTIES LABELS "solution;ch${nn}" TIMEOUT ${HANDOFF_TEST_TIMEOUT})
+  _handoff_discover(${base}-solution "${base} (solution): " "solution;ch${nn}")
   add_test(NAME "${base} (starter): still fails until solved"
            COMMAND ${base}-starter)
   set_tests_properties("${base} (starter): still fails until solved" PROPERTIES

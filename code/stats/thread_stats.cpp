@@ -14,6 +14,10 @@ std::string_view counter_name(Counter c) noexcept {
     case Counter::handoff_recvs: return "handoff_recvs";
     case Counter::handoff_eagain: return "handoff_eagain";
     case Counter::accepts: return "accepts";
+    case Counter::wakes_sent: return "wakes_sent";
+    case Counter::parks: return "parks";
+    case Counter::spin_catches: return "spin_catches";
+    case Counter::completion_pokes: return "completion_pokes";
     case Counter::kCount: break;
   }
   return "?";

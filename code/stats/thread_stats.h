@@ -25,6 +25,11 @@ enum class Counter : std::size_t {
   handoff_recvs,     ///< hand-off syscalls that receive (including one that found nothing)
   handoff_eagain,    ///< hand-off sends that found the channel full and were retried later
   accepts,           ///< connections accepted (loop)
+  // chapter 02: the ring hand-off
+  wakes_sent,        ///< pokes sent to a parked pool thread's lane
+  parks,             ///< times a pool thread blocked in recv for want of work
+  spin_catches,      ///< jobs a spinning pool thread caught before it parked
+  completion_pokes,  ///< pokes sent to a loop that said it was waiting
   kCount
 };
 std::string_view counter_name(Counter c) noexcept;

@@ -1,0 +1,669 @@
+// probes/handoff_probe: the price list of one cross-thread hand-off (chapter 01).
+// Role: time a round trip between two threads (A hands a token to B, B hands it back)
+// over every wake mechanism the book discusses, in wall and per-thread CPU microseconds,
+// so that chapter 01 can say what the loop<->pool datagram pair costs before anything
+// replaces it, and what each replacement would cost instead.
+//
+// Method. Thread "probe-a" sends, thread "probe-b" answers; both run the same number of
+// round trips, so neither needs a stop signal. After a short warm-up each thread reads its
+// own CPU clock (CLOCK_THREAD_CPUTIME_ID) and A reads the monotonic clock; the figures are
+// those deltas divided by the round trips. Mechanisms alternate within a round and the
+// order reverses every other round (A B C ... C B A ...), so slow drift of the machine
+// lands on every mechanism alike. The reported figure is the median over rounds, with
+// the minimum and the maximum beside it.
+#include <algorithm>
+#include <array>
+#include <atomic>
+#include <cerrno>
+#include <condition_variable>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <iostream>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include <fcntl.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include "stats/thread_cpu.h"
+
+namespace handoff::bench {
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+// A system call failed where the probe cannot go on: say which one and stop the process.
+// (The other thread may be blocked in the same mechanism, so unwinding would only hang.)
+[[noreturn]] void fatal_errno(const char* what) {
+  std::fprintf(stderr, "handoff-probe: %s: %s\n", what, std::strerror(errno));
+  std::fflush(stderr);
+  std::_Exit(2);
+}
+
+// One owned file descriptor.
+class Fd {
+ public:
+  Fd() = default;
+  explicit Fd(int fd) : fd_(fd) {}
+  Fd(const Fd&) = delete;
+  Fd& operator=(const Fd&) = delete;
+  ~Fd() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  int get() const { return fd_; }
+
+ private:
+  int fd_ = -1;
+};
+
+void write_exact(int fd, const void* data, std::size_t n, const char* what) {
+  const auto* p = static_cast<const char*>(data);
+  while (n > 0) {
+    const ssize_t w = ::write(fd, p, n);
+    if (w < 0) {
+      if (errno == EINTR) continue;
+      fatal_errno(what);
+    }
+    p += w;
+    n -= static_cast<std::size_t>(w);
+  }
+}
+
+void read_exact(int fd, void* data, std::size_t n, const char* what) {
+  auto* p = static_cast<char*>(data);
+  while (n > 0) {
+    const ssize_t r = ::read(fd, p, n);
+    if (r < 0) {
+      if (errno == EINTR) continue;
+      fatal_errno(what);
+    }
+    if (r == 0) {
+      errno = EPIPE;
+      fatal_errno(what);
+    }
+    p += r;
+    n -= static_cast<std::size_t>(r);
+  }
+}
+
+void make_socketpair(int type, int (&fds)[2]) {
+  if (::socketpair(AF_UNIX, type | SOCK_CLOEXEC, 0, fds) != 0) fatal_errno("socketpair");
+}
+
+// The pause instruction tells the core that this is a spin-wait loop: it yields pipeline
+// resources to a sibling hyperthread and avoids a memory-order mis-speculation on exit.
+inline void cpu_relax() noexcept {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  asm volatile("yield" ::: "memory");
+#endif
+}
+
+// -------------------------------------------------------------------------------------
+// The mechanisms. Each is one class with the same four calls:
+//   ping()       A hands the token to B
+//   wait_ping()  B blocks (or spins) until the token arrives
+//   pong()       B hands it back
+//   wait_pong()  A blocks (or spins) until it is back
+// and a `name`, the key it has in the JSON. Exactly one token is ever in flight.
+// -------------------------------------------------------------------------------------
+
+// The baseline's hand-off: one byte over an AF_UNIX datagram pair, the receiver blocked
+// in recv. Costs per direction: a sendmsg (skb allocation, queueing, wake of the blocked
+// task) and a recvmsg (dequeue, copy, free), plus the sleep/wake of the receiving thread:
+// a context switch in and out on each side. The dearest of the blocking kind.
+class DgramSocketpair {
+ public:
+  static constexpr std::string_view name = "dgram_socketpair";
+  DgramSocketpair() { make_socketpair(SOCK_DGRAM, fds_); }
+  ~DgramSocketpair() {
+    ::close(fds_[0]);
+    ::close(fds_[1]);
+  }
+  DgramSocketpair(const DgramSocketpair&) = delete;
+  DgramSocketpair& operator=(const DgramSocketpair&) = delete;
+  void ping() { send_byte(fds_[0]); }
+  void wait_ping() { recv_byte(fds_[1]); }
+  void pong() { send_byte(fds_[1]); }
+  void wait_pong() { recv_byte(fds_[0]); }
+
+ private:
+  static void send_byte(int fd) {
+    const char token = 't';
+    while (::send(fd, &token, 1, 0) != 1) {
+      if (errno != EINTR) fatal_errno("send (dgram)");
+    }
+  }
+  static void recv_byte(int fd) {
+    char token = 0;
+    while (::recv(fd, &token, 1, 0) != 1) {
+      if (errno != EINTR) fatal_errno("recv (dgram)");
+    }
+  }
+  int fds_[2] = {-1, -1};
+};
+
+// The same datagram pair, but B is an event loop: it sleeps in epoll_wait on its end and
+// only then calls recv, as the baseline's loop thread does. Costs what the pair costs plus
+// one more system call per wake and the epoll wake-up path (the ready list, the callback
+// that wakes the epoll waiter instead of a socket waiter).
+class DgramSocketpairEpoll {
+ public:
+  static constexpr std::string_view name = "dgram_socketpair_epoll";
+  DgramSocketpairEpoll() : epoll_(::epoll_create1(EPOLL_CLOEXEC)) {
+    if (epoll_.get() < 0) fatal_errno("epoll_create1");
+    make_socketpair(SOCK_DGRAM, fds_);
+    epoll_event ev{};
+    ev.events = EPOLLIN;
+    ev.data.fd = fds_[1];
+    if (::epoll_ctl(epoll_.get(), EPOLL_CTL_ADD, fds_[1], &ev) != 0) fatal_errno("epoll_ctl");
+  }
+  ~DgramSocketpairEpoll() {
+    ::close(fds_[0]);
+    ::close(fds_[1]);
+  }
+  DgramSocketpairEpoll(const DgramSocketpairEpoll&) = delete;
+  DgramSocketpairEpoll& operator=(const DgramSocketpairEpoll&) = delete;
+  void ping() { send_byte(fds_[0]); }
+  void wait_ping() {
+    epoll_event ev{};
+    for (;;) {
+      const int n = ::epoll_wait(epoll_.get(), &ev, 1, -1);
+      if (n == 1) break;
+      if (n < 0 && errno != EINTR) fatal_errno("epoll_wait");
+    }
+    recv_byte(fds_[1]);
+  }
+  void pong() { send_byte(fds_[1]); }
+  void wait_pong() { recv_byte(fds_[0]); }
+
+ private:
+  static void send_byte(int fd) {
+    const char token = 't';
+    while (::send(fd, &token, 1, 0) != 1) {
+      if (errno != EINTR) fatal_errno("send (dgram, epoll)");
+    }
+  }
+  static void recv_byte(int fd) {
+    char token = 0;
+    while (::recv(fd, &token, 1, 0) != 1) {
+      if (errno != EINTR) fatal_errno("recv (dgram, epoll)");
+    }
+  }
+  Fd epoll_;
+  int fds_[2] = {-1, -1};
+};
+
+// A stream socketpair: the same AF_UNIX path without datagram boundaries. Costs a
+// sendmsg and a recvmsg per direction plus the sleep/wake; the stream side appends to a
+// queue of skbs rather than building one per message, which the kernel may coalesce.
+class StreamSocketpair {
+ public:
+  static constexpr std::string_view name = "stream_socketpair";
+  StreamSocketpair() { make_socketpair(SOCK_STREAM, fds_); }
+  ~StreamSocketpair() {
+    ::close(fds_[0]);
+    ::close(fds_[1]);
+  }
+  StreamSocketpair(const StreamSocketpair&) = delete;
+  StreamSocketpair& operator=(const StreamSocketpair&) = delete;
+  void ping() { write_exact(fds_[0], "t", 1, "write (stream)"); }
+  void wait_ping() { read_byte(fds_[1]); }
+  void pong() { write_exact(fds_[1], "t", 1, "write (stream)"); }
+  void wait_pong() { read_byte(fds_[0]); }
+
+ private:
+  static void read_byte(int fd) {
+    char token = 0;
+    read_exact(fd, &token, 1, "read (stream)");
+  }
+  int fds_[2] = {-1, -1};
+};
+
+// Two pipes, one per direction. Costs a write and a read per direction plus the
+// sleep/wake; a pipe copies into a page-backed ring and needs no socket buffer accounting,
+// so it is usually cheaper than a socket.
+class Pipe {
+ public:
+  static constexpr std::string_view name = "pipe";
+  Pipe() {
+    if (::pipe2(to_b_, O_CLOEXEC) != 0 || ::pipe2(to_a_, O_CLOEXEC) != 0) fatal_errno("pipe2");
+  }
+  ~Pipe() {
+    for (int fd : {to_b_[0], to_b_[1], to_a_[0], to_a_[1]}) ::close(fd);
+  }
+  Pipe(const Pipe&) = delete;
+  Pipe& operator=(const Pipe&) = delete;
+  void ping() { write_exact(to_b_[1], "t", 1, "write (pipe)"); }
+  void wait_ping() { read_byte(to_b_[0]); }
+  void pong() { write_exact(to_a_[1], "t", 1, "write (pipe)"); }
+  void wait_pong() { read_byte(to_a_[0]); }
+
+ private:
+  static void read_byte(int fd) {
+    char token = 0;
+    read_exact(fd, &token, 1, "read (pipe)");
+  }
+  int to_b_[2] = {-1, -1};
+  int to_a_[2] = {-1, -1};
+};
+
+// Two eventfds, one per direction. Costs a write and a read of an 8-byte counter per
+// direction plus the sleep/wake: no buffer, no copy beyond the counter, the cheapest
+// file-descriptor wake there is and one an epoll loop can wait on.
+class EventFd {
+ public:
+  static constexpr std::string_view name = "eventfd";
+  EventFd() : to_b_(::eventfd(0, EFD_CLOEXEC)), to_a_(::eventfd(0, EFD_CLOEXEC)) {
+    if (to_b_.get() < 0 || to_a_.get() < 0) fatal_errno("eventfd");
+  }
+  void ping() { add_one(to_b_.get()); }
+  void wait_ping() { take(to_b_.get()); }
+  void pong() { add_one(to_a_.get()); }
+  void wait_pong() { take(to_a_.get()); }
+
+ private:
+  static void add_one(int fd) {
+    const std::uint64_t one = 1;
+    write_exact(fd, &one, sizeof one, "write (eventfd)");
+  }
+  static void take(int fd) {
+    std::uint64_t count = 0;
+    read_exact(fd, &count, sizeof count, "read (eventfd)");
+  }
+  Fd to_b_;
+  Fd to_a_;
+};
+
+// A futex through C++20 std::atomic::wait / notify_one on one 32-bit "turn" word.
+// libstdc++ 12 spins before it sleeps (12 pause instructions, then 4 sched_yield calls)
+// and notify_one skips the futex wake when its waiter count says nobody sleeps. So when
+// the answer comes quickly the round trip costs no sleep at all; when it does sleep, it
+// costs a futex wait and a futex wake: two system calls, no file, no buffer.
+class AtomicWaitNotify {
+ public:
+  static constexpr std::string_view name = "atomic_wait_notify";
+  void ping() {
+    // Release pairs with B's acquire in wait_ping: whatever A wrote before handing over
+    // the turn is visible to B once it sees the turn.
+    turn_.store(kB, std::memory_order_release);
+    turn_.notify_one();
+  }
+  void wait_ping() {
+    // Returns once turn_ is no longer kA, i.e. is kB; the acquire pairs with ping().
+    turn_.wait(kA, std::memory_order_acquire);
+  }
+  void pong() {
+    // Release pairs with A's acquire in wait_pong.
+    turn_.store(kA, std::memory_order_release);
+    turn_.notify_one();
+  }
+  void wait_pong() { turn_.wait(kB, std::memory_order_acquire); }
+
+ private:
+  static constexpr std::uint32_t kA = 0;
+  static constexpr std::uint32_t kB = 1;
+  alignas(64) std::atomic<std::uint32_t> turn_{kA};
+};
+
+// A mutex, one condition variable and a "turn" flag under the mutex. Costs a lock and
+// unlock on each side and, when the waiter sleeps, a futex wait and a futex wake (glibc's
+// condition variable is futex-based) plus the mutex hand-back after the wake. Only one
+// thread ever waits at a time (the one without the turn), so notify_one wakes the right one.
+class CondVar {
+ public:
+  static constexpr std::string_view name = "condvar_mutex";
+  void ping() { hand_to(Turn::b); }
+  void wait_ping() { wait_for(Turn::b); }
+  void pong() { hand_to(Turn::a); }
+  void wait_pong() { wait_for(Turn::a); }
+
+ private:
+  enum class Turn { a, b };
+  void hand_to(Turn next) {
+    {
+      std::lock_guard lock(mutex_);
+      turn_ = next;
+    }
+    changed_.notify_one();
+  }
+  void wait_for(Turn mine) {
+    std::unique_lock lock(mutex_);
+    changed_.wait(lock, [&] { return turn_ == mine; });
+  }
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  Turn turn_ = Turn::a;
+};
+
+// A pure spin: one atomic flag, each side busy-waits on it with a pause between loads.
+// Costs no system call and no sleep: the round trip is two cache-line transfers between
+// cores (the flag's line moves to the writer and back to the reader each way). It burns
+// a whole core per waiting thread, and it needs two free cores: if A and B share one, each
+// hand-off waits for the scheduler to preempt the spinner (a time slice, milliseconds).
+class Spin {
+ public:
+  static constexpr std::string_view name = "spin";
+  void ping() {
+    // Release pairs with B's acquire load in wait_ping.
+    b_has_token_.store(true, std::memory_order_release);
+  }
+  void wait_ping() {
+    while (!b_has_token_.load(std::memory_order_acquire)) cpu_relax();
+  }
+  void pong() {
+    // Release pairs with A's acquire load in wait_pong.
+    b_has_token_.store(false, std::memory_order_release);
+  }
+  void wait_pong() {
+    while (b_has_token_.load(std::memory_order_acquire)) cpu_relax();
+  }
+
+ private:
+  alignas(64) std::atomic<bool> b_has_token_{false};
+};
+
+// -------------------------------------------------------------------------------------
+// The runner.
+// -------------------------------------------------------------------------------------
+
+// One run of one mechanism: microseconds per round trip.
+struct Sample {
+  double wall_us = 0;
+  double cpu_a_us = 0;  // the sender, probe-a
+  double cpu_b_us = 0;  // the receiver, probe-b
+  double cpu_us() const { return cpu_a_us + cpu_b_us; }
+};
+
+template <class Mechanism>
+Sample run_once(std::uint64_t round_trips, std::uint64_t warmup) {
+  Mechanism m;
+  std::int64_t a_cpu_ns = 0;
+  std::int64_t b_cpu_ns = 0;
+  std::int64_t wall_ns = 0;
+
+  // Each thread writes only its own result; join() publishes it to this thread.
+  std::thread b([&] {
+    stats::name_this_thread("probe-b");
+    for (std::uint64_t i = 0; i < warmup; ++i) {
+      m.wait_ping();
+      m.pong();
+    }
+    const std::int64_t cpu0 = stats::thread_cpu_ns();
+    for (std::uint64_t i = 0; i < round_trips; ++i) {
+      m.wait_ping();
+      m.pong();
+    }
+    b_cpu_ns = stats::thread_cpu_ns() - cpu0;
+  });
+  std::thread a([&] {
+    stats::name_this_thread("probe-a");
+    for (std::uint64_t i = 0; i < warmup; ++i) {
+      m.ping();
+      m.wait_pong();
+    }
+    const std::int64_t wall0 = stats::monotonic_ns();
+    const std::int64_t cpu0 = stats::thread_cpu_ns();
+    for (std::uint64_t i = 0; i < round_trips; ++i) {
+      m.ping();
+      m.wait_pong();
+    }
+    a_cpu_ns = stats::thread_cpu_ns() - cpu0;
+    wall_ns = stats::monotonic_ns() - wall0;
+  });
+  a.join();
+  b.join();
+
+  const double n = static_cast<double>(round_trips);
+  return Sample{static_cast<double>(wall_ns) / 1e3 / n, static_cast<double>(a_cpu_ns) / 1e3 / n,
+                static_cast<double>(b_cpu_ns) / 1e3 / n};
+}
+
+struct Entry {
+  std::string_view name;
+  Sample (*run)(std::uint64_t round_trips, std::uint64_t warmup);
+};
+
+template <class Mechanism>
+constexpr Entry entry() {
+  return Entry{Mechanism::name, &run_once<Mechanism>};
+}
+
+// The price list, dearest kind first.
+constexpr std::array kMechanisms = {
+    entry<DgramSocketpair>(), entry<DgramSocketpairEpoll>(), entry<StreamSocketpair>(),
+    entry<Pipe>(),           entry<EventFd>(),              entry<AtomicWaitNotify>(),
+    entry<CondVar>(),        entry<Spin>(),
+};
+
+std::vector<std::string> mechanism_names() {
+  std::vector<std::string> names;
+  for (const Entry& e : kMechanisms) names.emplace_back(e.name);
+  return names;
+}
+
+struct Summary {
+  double median = 0;
+  double min = 0;
+  double max = 0;
+};
+
+Summary summarize(std::vector<double> xs) {
+  std::sort(xs.begin(), xs.end());
+  const std::size_t n = xs.size();
+  const double median = n % 2 == 1 ? xs[n / 2] : (xs[n / 2 - 1] + xs[n / 2]) / 2;
+  return Summary{median, xs.front(), xs.back()};
+}
+
+Json to_json(const Summary& s) { return Json{{"median", s.median}, {"min", s.min}, {"max", s.max}}; }
+
+// -------------------------------------------------------------------------------------
+// The machine the numbers came from.
+// -------------------------------------------------------------------------------------
+
+std::string cpu_model() {
+  std::ifstream in("/proc/cpuinfo");
+  std::string line;
+  std::string fallback;
+  while (std::getline(in, line)) {
+    const auto colon = line.find(':');
+    if (colon == std::string::npos) continue;
+    std::string key = line.substr(0, colon);
+    key.erase(key.find_last_not_of(" \t") + 1);
+    std::string value = line.substr(colon + 1);
+    value.erase(0, value.find_first_not_of(" \t"));
+    if (key == "model name") return value;  // x86
+    if (fallback.empty() && (key == "Hardware" || key == "CPU part")) fallback = value;  // arm
+  }
+  return fallback.empty() ? std::string("unknown") : fallback;
+}
+
+Json machine() {
+  utsname u{};
+  ::uname(&u);
+  return Json{{"cpu", cpu_model()},
+              {"cores", std::thread::hardware_concurrency()},
+              {"kernel", std::string(u.release)},
+              {"arch", std::string(u.machine)}};
+}
+
+// -------------------------------------------------------------------------------------
+// --check FILE: the smoke test's judge of a JSON written by this tool.
+// -------------------------------------------------------------------------------------
+
+int check_file(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) {
+    std::fprintf(stderr, "handoff-probe --check: cannot open %s\n", path.c_str());
+    return 1;
+  }
+  Json doc;
+  try {
+    doc = Json::parse(in);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "handoff-probe --check: %s is not JSON: %s\n", path.c_str(), e.what());
+    return 1;
+  }
+  std::vector<std::string> problems;
+  if (doc.value("tool", "") != "handoff-probe") problems.emplace_back("\"tool\" is not handoff-probe");
+  if (!doc.contains("machine") || !doc["machine"].is_object()) problems.emplace_back("no \"machine\"");
+  if (!doc.contains("results") || !doc["results"].is_array()) {
+    problems.emplace_back("no \"results\" array");
+  } else {
+    for (const Entry& e : kMechanisms) {
+      int found = 0;
+      for (const Json& r : doc["results"]) {
+        if (r.value("mechanism", "") != e.name) continue;
+        ++found;
+        for (const char* field : {"wall_us", "cpu_us", "cpu_us_sender", "cpu_us_receiver"}) {
+          const std::string where = std::string(e.name) + "." + field;
+          if (!r.contains(field) || !r[field].is_object()) {
+            problems.push_back(where + " is missing");
+            continue;
+          }
+          const Json& s = r[field];
+          bool numbers = true;
+          for (const char* k : {"median", "min", "max"}) {
+            if (!s.contains(k) || !s[k].is_number() || !(s[k].get<double>() > 0)) {
+              problems.push_back(where + "." + k + " is not a positive number");
+              numbers = false;
+            }
+          }
+          if (numbers && !(s["min"].get<double>() <= s["median"].get<double>() &&
+                           s["median"].get<double>() <= s["max"].get<double>())) {
+            problems.push_back(where + " does not satisfy min <= median <= max");
+          }
+        }
+      }
+      if (found != 1) {
+        problems.push_back(std::string(e.name) + " appears " + std::to_string(found) +
+                           " times (expected once)");
+      }
+    }
+  }
+  for (const std::string& p : problems) std::fprintf(stderr, "handoff-probe --check: %s\n", p.c_str());
+  if (!problems.empty()) return 1;
+  std::printf("handoff-probe --check: %s lists all %zu mechanisms with positive costs\n",
+              path.c_str(), kMechanisms.size());
+  return 0;
+}
+
+void print_table(const Json& doc) {
+  std::printf("%-24s %28s %28s %10s %10s\n", "mechanism", "wall us/rt median [min-max]",
+              "cpu us/rt median [min-max]", "cpu A", "cpu B");
+  for (const Json& r : doc["results"]) {
+    auto cell = [&](const char* f) {
+      char buf[64];
+      std::snprintf(buf, sizeof buf, "%.3f [%.3f-%.3f]", r[f]["median"].get<double>(),
+                    r[f]["min"].get<double>(), r[f]["max"].get<double>());
+      return std::string(buf);
+    };
+    std::printf("%-24s %28s %28s %10.3f %10.3f\n", r["mechanism"].get<std::string>().c_str(),
+                cell("wall_us").c_str(), cell("cpu_us").c_str(),
+                r["cpu_us_sender"]["median"].get<double>(),
+                r["cpu_us_receiver"]["median"].get<double>());
+  }
+}
+
+int run(int argc, char** argv) {
+  CLI::App app{"handoff-probe: the round-trip price of each cross-thread hand-off mechanism"};
+  std::uint64_t round_trips = 200000;
+  unsigned rounds = 1;
+  std::vector<std::string> only;
+  std::string json_path;
+  std::string check_path;
+  app.add_option("--round-trips", round_trips, "Round trips per mechanism per round")
+      ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1'000'000'000}));
+  app.add_option("--rounds", rounds,
+                 "Rounds; each runs every mechanism once, alternating, and the report "
+                 "gives the median and the min/max over rounds")
+      ->check(CLI::Range(1u, 1000u));
+  app.add_option("--only", only, "Run only this mechanism (repeatable)")
+      ->check(CLI::IsMember(mechanism_names()));
+  app.add_option("--json", json_path, "Write the JSON report to this file (default: stdout)");
+  app.add_option("--check", check_path,
+                 "Instead of measuring, check that FILE (written by this tool) lists every "
+                 "mechanism with positive costs; exit 1 if not")
+      ->excludes("--only")
+      ->excludes("--json");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  }
+  if (!check_path.empty()) return check_file(check_path);
+
+  std::vector<const Entry*> selected;
+  for (const Entry& e : kMechanisms) {
+    if (only.empty() || std::find(only.begin(), only.end(), e.name) != only.end()) {
+      selected.push_back(&e);
+    }
+  }
+
+  const std::uint64_t warmup = std::min<std::uint64_t>(round_trips / 10 + 1, 2000);
+  std::vector<std::vector<Sample>> samples(selected.size());
+  for (unsigned round = 0; round < rounds; ++round) {
+    // Odd rounds run the list backwards, so no mechanism always follows the same one.
+    for (std::size_t k = 0; k < selected.size(); ++k) {
+      const std::size_t i = round % 2 == 0 ? k : selected.size() - 1 - k;
+      samples[i].push_back(selected[i]->run(round_trips, warmup));
+      if (!json_path.empty()) {
+        const Sample& s = samples[i].back();
+        std::fprintf(stderr, "round %u/%u %-24s wall %.3f us, cpu %.3f us\n", round + 1, rounds,
+                     std::string(selected[i]->name).c_str(), s.wall_us, s.cpu_us());
+      }
+    }
+  }
+
+  Json results = Json::array();
+  for (std::size_t i = 0; i < selected.size(); ++i) {
+    auto pick = [&](auto field) {
+      std::vector<double> xs;
+      for (const Sample& s : samples[i]) xs.push_back(field(s));
+      return to_json(summarize(std::move(xs)));
+    };
+    results.push_back(Json{
+        {"mechanism", std::string(selected[i]->name)},
+        {"wall_us", pick([](const Sample& s) { return s.wall_us; })},
+        {"cpu_us", pick([](const Sample& s) { return s.cpu_us(); })},
+        {"cpu_us_sender", pick([](const Sample& s) { return s.cpu_a_us; })},
+        {"cpu_us_receiver", pick([](const Sample& s) { return s.cpu_b_us; })},
+    });
+  }
+  const Json doc{{"tool", "handoff-probe"},     {"machine", machine()},
+                 {"round_trips", round_trips},  {"warmup_round_trips", warmup},
+                 {"rounds", rounds},            {"results", std::move(results)}};
+
+  if (json_path.empty()) {
+    std::cout << doc.dump(2) << '\n';
+    return 0;
+  }
+  std::ofstream out(json_path);
+  out << doc.dump(2) << '\n';
+  out.close();
+  if (!out) {
+    std::fprintf(stderr, "handoff-probe: cannot write %s\n", json_path.c_str());
+    return 1;
+  }
+  print_table(doc);
+  return 0;
+}
+
+}  // namespace
+}  // namespace handoff::bench
+
+int main(int argc, char** argv) { return handoff::bench::run(argc, argv); }

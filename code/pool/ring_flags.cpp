@@ -1,0 +1,40 @@
+// pool/ring_flags: the command-line switch between the datagram and the ring hand-off
+// (chapter 02).
+#include "pool/ring_flags.h"
+
+#include <cstdlib>
+#include <memory>
+
+#include "pool/datagram_pool.h"
+#include "server/options.h"
+
+namespace handoff::pool {
+
+void add_ring_flags(CLI::App& app, RingChoice& c) {
+  const std::map<std::string, bool> on_off{{"on", true}, {"off", false}};
+  app.add_option("--pool-ring", c.ring, "hand-off through rings (on) or datagram socketpairs (off); env HANDOFF_POOL_RING")
+      ->transform(CLI::CheckedTransformer(on_off, CLI::ignore_case))->default_str("on");
+  app.add_option("--pool-spin-us", c.spin_us, "how long an idle pool thread spins before parking; env HANDOFF_POOL_SPIN_US")
+      ->check(CLI::NonNegativeNumber)->capture_default_str();
+  app.add_option("--pool-yield-after-us", c.yield_after_us, "spin with pause, then with sched_yield after this")
+      ->check(CLI::NonNegativeNumber)->capture_default_str();
+  app.add_option("--pool-dgram-poll-us", c.dgram_poll_us, "a busy pool thread looks for a pill this often")
+      ->check(CLI::PositiveNumber)->capture_default_str();
+}
+
+PoolFactory ring_pool_factory(RingChoice c) {
+  c.ring = server::env_override("HANDOFF_POOL_RING", c.ring);
+  if (const char* spin = std::getenv("HANDOFF_POOL_SPIN_US"); spin != nullptr && *spin != '\0') {
+    c.spin_us = std::strtod(spin, nullptr);
+  }
+  if (!c.ring) {
+    return [](const PoolConfig& config) { return std::make_unique<DatagramPool>(config); };
+  }
+  RingPoolOptions options;
+  options.spin.spin_ns = static_cast<std::int64_t>(c.spin_us * 1000.0);
+  options.spin.yield_after_ns = static_cast<std::int64_t>(c.yield_after_us * 1000.0);
+  options.dgram_poll_ns = static_cast<std::int64_t>(c.dgram_poll_us * 1000.0);
+  return [options](const PoolConfig& config) { return std::make_unique<RingPool>(config, options); };
+}
+
+}  // namespace handoff::pool

@@ -1,0 +1,89 @@
+// pool/tests/pool_rig: the test thread plays the loop for any HandlerPool (chapters 01-02).
+#pragma once
+
+#include <chrono>
+#include <map>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "loop/reactor.h"
+#include "pool/handler_pool.h"
+#include "stats/thread_stats.h"
+
+namespace handoff::pool::testing {
+
+using namespace std::chrono_literals;
+
+/// Collects frames per sequence number, as the loop would route them.
+struct Collector final : FrameSink {
+  std::map<std::uint64_t, std::vector<Frame::Kind>> kinds;
+  std::map<std::uint64_t, std::string> bodies;
+  std::size_t ends = 0;
+  void on_frame(Frame& f) override {
+    kinds[f.seq].push_back(f.kind);
+    bodies[f.seq] += f.response.body;
+    if (f.kind == Frame::Kind::end || f.kind == Frame::Kind::whole) ++ends;
+  }
+};
+
+inline const server::Handler kStream = [](const http::Request& req, server::Responder& out) {
+  out.start_stream(200, "text/plain");
+  for (int i = 0; i < 3; ++i) out.send_chunk(req.target + "#" + std::to_string(i) + ";");
+  out.end_stream();
+};
+
+inline const server::Handler kSlow = [](const http::Request&, server::Responder& out) {
+  std::this_thread::sleep_for(1ms);
+  out.send(http::Response{200, "text/plain", {}, "ok"});
+};
+
+inline const server::Handler kWhole = [](const http::Request&, server::Responder& out) {
+  out.send(http::Response{200, "text/plain", {}, "x"});
+};
+
+inline Job* make_job(std::uint64_t seq, const server::Handler& h) {
+  auto* j = new Job{7, seq, {}, &h};
+  j->request.target = "/job" + std::to_string(seq);
+  return j;
+}
+
+/// A reactor, a registry and a pool, driven the way Worker::run drives them.
+template <class Pool>
+struct Rig {
+  loop::Reactor reactor;
+  stats::Registry registry;
+  stats::ThreadStats& loop_stats = registry.add("loop-test", "loop");
+  Collector sink;
+  Pool pool;
+
+  template <class... Args>
+  explicit Rig(int threads, Args&&... args) : pool(PoolConfig{0, threads}, std::forward<Args>(args)...) {
+    pool.bind(reactor, sink, registry, loop_stats);
+  }
+  /// One loop turn: announce, wait (at most `wait_ms`), deliver.
+  void turn(int wait_ms = 100) {
+    reactor.poll(pool.ready_to_wait() ? wait_ms : 0);
+    pool.after_wait();
+  }
+  /// Turn until `ends` answers have completed or `limit` passes; true if they did.
+  bool run_until(std::size_t ends, std::chrono::milliseconds limit = 10s) {
+    const auto deadline = std::chrono::steady_clock::now() + limit;
+    while (sink.ends < ends) {
+      if (std::chrono::steady_clock::now() >= deadline) return false;
+      turn(10);
+    }
+    return true;
+  }
+  /// The sum of one counter over the pool threads.
+  std::uint64_t pool_counter(stats::Counter c) {
+    const nlohmann::json snapshot = registry.to_json();
+    std::uint64_t total = 0;
+    for (const auto& t : snapshot["threads"]) {
+      if (t["role"] == "pool") total += t["counters"][std::string(stats::counter_name(c))].template get<std::uint64_t>();
+    }
+    return total;
+  }
+};
+
+}  // namespace handoff::pool::testing

@@ -1,0 +1,180 @@
+// pool/tests/ring_pool_test: the chapter 02 ring hand-off: the lost-wakeup test, its
+// negative control, and the wake accounting. Every wait is bounded.
+#include <catch2/catch.hpp>
+#include <condition_variable>
+#include <mutex>
+
+#include "pool/ring_pool.h"
+#include "pool_rig.h"
+#include "testkit/watchdog.h"
+
+using namespace handoff;
+using namespace handoff::pool::testing;
+using Order = pool::RingPoolOptions::ParkOrder;
+
+namespace {
+
+/// Holds a pool thread between the two steps of its park until the test lets it go, so
+/// the test can submit a job exactly inside the window a race would need. The gate is
+/// re-armed as it is released, so the thread's next park stops here too.
+class ParkGate {
+ public:
+  void thread_side() {
+    std::unique_lock lock(mu_);
+    if (!armed_) return;
+    armed_ = false;
+    arrived_ = true;
+    cv_.notify_all();
+    cv_.wait_for(lock, 5s, [this] { return released_; });
+    released_ = false;
+  }
+  void arm() {
+    std::lock_guard lock(mu_);
+    armed_ = true;
+  }
+  bool wait_arrival(std::chrono::milliseconds limit) {
+    std::unique_lock lock(mu_);
+    const bool ok = cv_.wait_for(lock, limit, [this] { return arrived_; });
+    arrived_ = false;
+    return ok;
+  }
+  void release_and_rearm() {
+    std::lock_guard lock(mu_);
+    released_ = true;
+    armed_ = true;
+    cv_.notify_all();
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool armed_ = false, arrived_ = false, released_ = false;
+};
+
+template <class Pred>
+bool eventually(Pred pred, std::chrono::milliseconds limit = 2s) {
+  const auto deadline = std::chrono::steady_clock::now() + limit;
+  while (!pred()) {
+    if (std::chrono::steady_clock::now() >= deadline) return false;
+    std::this_thread::sleep_for(50us);
+  }
+  return true;
+}
+
+pool::RingPoolOptions options(Order order, std::int64_t spin_ns = 0) {
+  pool::RingPoolOptions o;
+  o.park_order = order;
+  o.spin.spin_ns = spin_ns;
+  return o;
+}
+
+enum class Pace { after_park, back_to_back, inside_the_window };
+
+/// The lost-wakeup test: `rounds` jobs to one pool thread, each completion bounded by
+/// `bound`. Returns how many rounds missed their bound (it stops at the first miss, and
+/// stop() then drains the ring with a pill, so a lost wake is a result, not a hang).
+int lost_wakeups(Order order, Pace pace, int rounds, std::chrono::milliseconds bound) {
+  ParkGate gate;
+  auto o = options(order);
+  o.between_park_steps = [&gate] { gate.thread_side(); };
+  if (pace == Pace::inside_the_window) gate.arm();
+  Rig<pool::RingPool> rig(1, o);
+  for (int i = 0; i < rounds; ++i) {
+    switch (pace) {
+      case Pace::after_park:  // the thread has parked before every submit
+        if (!eventually([&] { return rig.pool.parked() == 1; })) return rounds - i;
+        std::this_thread::sleep_for(200us);
+        break;
+      case Pace::back_to_back:
+        break;
+      case Pace::inside_the_window:  // submit while the thread is between its two steps
+        if (!gate.wait_arrival(2s)) return rounds - i;
+        break;
+    }
+    rig.pool.submit(make_job(static_cast<std::uint64_t>(i), kWhole));
+    if (pace == Pace::inside_the_window) gate.release_and_rearm();
+    if (!rig.run_until(static_cast<std::size_t>(i) + 1, bound)) {
+      rig.pool.stop();
+      return rounds - i;
+    }
+  }
+  rig.pool.stop();
+  return 0;
+}
+
+}  // namespace
+
+TEST_CASE("ring pool: lost-wakeup test, 200 jobs each submitted after the thread parked", "[pool][ch02]") {
+  testkit::Watchdog dog(60s, "200 park/submit rounds");
+  CHECK(lost_wakeups(Order::announce_then_recheck, Pace::after_park, 200, 2s) == 0);
+}
+
+TEST_CASE("ring pool: lost-wakeup test, no pause between submits", "[pool][ch02]") {
+  testkit::Watchdog dog(60s, "200 back-to-back rounds");
+  CHECK(lost_wakeups(Order::announce_then_recheck, Pace::back_to_back, 200, 2s) == 0);
+}
+
+TEST_CASE("ring pool: a push inside the park window is caught by the re-check", "[pool][ch02]") {
+  testkit::Watchdog dog(60s, "50 rounds forced into the park window");
+  CHECK(lost_wakeups(Order::announce_then_recheck, Pace::inside_the_window, 50, 2s) == 0);
+}
+
+TEST_CASE("ring pool: negative control, re-check before announce loses the wake the test forces",
+          "[pool][ch02]") {
+  testkit::Watchdog dog(30s, "the broken park order, forced");
+  // The same test, against the broken order: the first forced round must miss its bound.
+  CHECK(lost_wakeups(Order::recheck_then_announce, Pace::inside_the_window, 5, 300ms) > 0);
+}
+
+TEST_CASE("ring pool: a burst into a lane with one parked thread sends one wake", "[pool][ch02]") {
+  testkit::Watchdog dog(20s, "a burst of 16");
+  // Once woken, the thread spins far longer than the burst takes to push, so it takes the
+  // whole burst without parking again, however the two threads are scheduled.
+  Rig<pool::RingPool> rig(1, options(Order::announce_then_recheck, 500'000'000));
+  REQUIRE(eventually([&] { return rig.pool.parked() == 1; }, 5s));
+  for (std::uint64_t i = 0; i < 16; ++i) rig.pool.submit(make_job(i, kWhole));
+  REQUIRE(rig.run_until(16));
+  CHECK(rig.loop_stats.get(stats::Counter::wakes_sent) == 1);
+  rig.pool.stop();
+}
+
+TEST_CASE("ring pool: a push while the thread spins sends no wake", "[pool][ch02]") {
+  testkit::Watchdog dog(20s, "pushes into a spinning thread");
+  // A spin far longer than the test: the thread never parks, so nobody may be poked.
+  Rig<pool::RingPool> rig(1, options(Order::announce_then_recheck, 5'000'000'000));
+  for (std::uint64_t i = 0; i < 20; ++i) {
+    rig.pool.submit(make_job(i, kWhole));
+    REQUIRE(rig.run_until(i + 1));
+  }
+  CHECK(rig.loop_stats.get(stats::Counter::wakes_sent) == 0);
+  CHECK(rig.pool_counter(stats::Counter::parks) == 0);
+  CHECK(rig.pool_counter(stats::Counter::spin_catches) > 0);
+  rig.pool.stop();
+}
+
+TEST_CASE("ring pool: a loop that waits is poked by a completion, and only then", "[pool][ch02]") {
+  testkit::Watchdog dog(20s, "completions into a waiting loop");
+  Rig<pool::RingPool> rig(1, options(Order::announce_then_recheck));
+  REQUIRE(eventually([&] { return rig.pool.parked() == 1; }));
+  const server::Handler slower = [](const http::Request&, server::Responder& out) {
+    std::this_thread::sleep_for(50ms);
+    out.send(http::Response{200, "text/plain", {}, "ok"});
+  };
+  rig.pool.submit(make_job(0, slower));  // finishes while the loop below is blocked
+  rig.turn(2000);                       // blocks in epoll_wait until the poke
+  rig.turn(0);
+  CHECK(rig.sink.ends == 1);
+  CHECK(rig.pool_counter(stats::Counter::completion_pokes) == 1);
+  rig.pool.stop();
+}
+
+TEST_CASE("ring pool: a ring smaller than a burst backs up in the loop and loses nothing", "[pool][ch02]") {
+  testkit::Watchdog dog(20s, "a burst of 500 into a ring of 8");
+  auto o = options(Order::announce_then_recheck);
+  o.ring_capacity = 8;
+  Rig<pool::RingPool> rig(2, o);
+  for (std::uint64_t i = 0; i < 500; ++i) rig.pool.submit(make_job(i, kStream));
+  REQUIRE(rig.run_until(500));
+  rig.pool.stop();
+  CHECK(rig.sink.kinds.size() == 500);
+}
