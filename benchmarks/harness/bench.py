@@ -1,0 +1,265 @@
+#!/usr/bin/python3
+"""harness/bench: the one command that measures the servers and writes the book's tables (chapter 01).
+
+Role: the command line over the harness's modules.
+
+  bench.py run SPEC.toml --mode quick|full --build-dir DIR [--out DIR] [--verify]
+      one spec: every round x row x arm, results to OUT/<chapter>/<name>.{json,csv,png}
+  bench.py probe --build-dir DIR [--mode quick|full] [--out DIR]
+      handoff-probe's round-trip prices to OUT/01-baseline/handoff-probe.{json,csv,png}
+  bench.py all --mode quick|full --build-dir DIR [--out DIR] [--strict]
+      every benchmarks/specs/*.toml that says in_all (the default), then the probe
+  bench.py verify SPEC.toml [--out DIR]
+      re-read a spec's written results and check that they are whole
+
+OUT defaults to benchmarks/results (the committed, full-mode results); quick runs
+from the build (the `quick-measurements` target) write to BUILD/results instead.
+Every server and client runs on loopback only; every process the harness starts is
+killed when it exits, however it exits. Run it with Debian's /usr/bin/python3 (it
+needs tomllib and python3-matplotlib).
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import glob
+import json
+import os
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+
+import probe  # noqa: E402
+import runner  # noqa: E402
+import specfile  # noqa: E402
+from servers import CHILDREN  # noqa: E402
+
+REPO_ROOT = os.path.dirname(os.path.dirname(HERE))
+SPECS_DIR = os.path.join(REPO_ROOT, "benchmarks", "specs")
+DEFAULT_OUT = os.path.join(REPO_ROOT, "benchmarks", "results")
+
+
+def _settings(spec, args):
+    base = spec.modes[args.mode]
+    return specfile.ModeSettings(
+        rounds=args.rounds or base.rounds,
+        duration_s=args.duration or base.duration_s,
+        warmup_s=base.warmup_s if args.warmup is None else args.warmup)
+
+
+def reproduce_argv(spec, args) -> list[str]:
+    """The `bench.py run` line that regenerates this one spec's results."""
+    argv = [os.path.join(HERE, "bench.py"), "run", os.path.abspath(spec.path),
+            "--mode", args.mode, "--build-dir", args.build_dir]
+    if os.path.abspath(args.out) != DEFAULT_OUT:
+        argv += ["--out", args.out]
+    for flag in ("rounds", "duration", "warmup"):
+        if getattr(args, flag, None) is not None:
+            argv += [f"--{flag}", f"{getattr(args, flag):g}"]
+    return argv
+
+
+def probe_reproduce_argv(args) -> list[str]:
+    argv = [os.path.join(HERE, "bench.py"), "probe", "--mode", args.mode,
+            "--build-dir", args.build_dir]
+    if os.path.abspath(args.out) != DEFAULT_OUT:
+        argv += ["--out", args.out]
+    for flag in ("round_trips", "rounds"):
+        if getattr(args, flag, None) is not None:
+            argv += [f"--{flag.replace('_', '-')}", str(getattr(args, flag))]
+    return argv
+
+
+def verify(spec, out_dir: str) -> list[str]:
+    """Problems with a spec's written results: files missing or unparsable, a row x arm
+    without a successful round, errors, a zero rate, a server that did not exit 0."""
+    base = os.path.join(out_dir, spec.chapter, spec.name)
+    problems = []
+    try:
+        with open(base + ".json", encoding="utf-8") as f:
+            doc = json.load(f)
+    except (OSError, ValueError) as e:
+        return [f"{base}.json: {e}"]
+    try:
+        with open(base + ".csv", encoding="utf-8", newline="") as f:
+            lines = list(csv.DictReader(f))
+    except (OSError, csv.Error) as e:
+        return [f"{base}.csv: {e}"]
+    for key in ("machine", "cells", "summary", "command", "mode"):
+        if key not in doc:
+            problems.append(f"{base}.json lacks '{key}'")
+    have = {(line["row"], line["arm"]): line for line in lines}
+    for row in spec.rows:
+        for arm in spec.arms:
+            line = have.get((row.name, arm.name))
+            where = f"{row.name} x {arm.name}"
+            if line is None:
+                problems.append(f"{where}: no CSV line")
+                continue
+            if int(line["rounds"]) < 1 or int(line["failed_rounds"]) > 0:
+                problems.append(f"{where}: {line['failed_rounds']} failed rounds")
+            if int(line["errors"]) > 0:
+                problems.append(f"{where}: {line['errors']} client errors")
+            if not line["rps_median"] or float(line["rps_median"]) <= 0:
+                problems.append(f"{where}: no requests completed")
+            if not line["server_us_per_req_median"]:
+                problems.append(f"{where}: no server CPU recorded")
+    for cell in doc.get("cells", []):
+        if cell.get("server_exit", 0) != 0:
+            problems.append(f"round {cell['round']} {cell['row']} x {cell['arm']}: server "
+                            f"exited with {cell['server_exit']} on SIGTERM")
+        if not cell.get("ok"):
+            first = (cell.get("error") or "failed").splitlines()[0]
+            problems.append(f"round {cell['round']} {cell['row']} x {cell['arm']}: {first}")
+    for metric in spec.plots:
+        if not os.path.isfile(f"{base}-{metric}.png"):
+            problems.append(f"{base}-{metric}.png missing")
+    return problems
+
+
+def cmd_run(args) -> int:
+    spec = specfile.load(args.spec)
+    try:
+        doc = runner.run_spec(spec, mode=args.mode, build_dir=args.build_dir,
+                              out_dir=args.out, repo_root=REPO_ROOT, argv=args.argv,
+                              reproduce_argv=reproduce_argv(spec, args),
+                              settings=_settings(spec, args),
+                              allow_missing=args.allow_missing, keep_tmp=args.keep_tmp)
+    except runner.MissingParts as e:
+        print(f"bench: cannot run {args.spec}: {e}", file=sys.stderr)
+        return 2
+    if doc.get("skipped") and "cells" not in doc:
+        print(f"bench: {args.spec}: nothing could run", file=sys.stderr)
+        return 2
+    failed = sum(1 for c in doc["cells"] if not c["ok"])
+    if args.verify:
+        problems = verify(spec, args.out)
+        for p in problems:
+            print(f"bench verify: {p}", file=sys.stderr)
+        if problems:
+            return 1
+        print("bench verify: results are whole", file=sys.stderr)
+    return 1 if failed else 0
+
+
+def cmd_probe(args) -> int:
+    try:
+        probe.run_probe(build_dir=args.build_dir, out_dir=args.out, repo_root=REPO_ROOT,
+                        mode=args.mode, argv=args.argv,
+                        reproduce_argv=probe_reproduce_argv(args), round_trips=args.round_trips,
+                        rounds=args.rounds)
+    except probe.ProbeError as e:
+        print(f"bench probe: {e}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def cmd_all(args) -> int:
+    status = 0
+    skipped = []
+    paths = sorted(glob.glob(os.path.join(SPECS_DIR, "*.toml")))
+    specs = [specfile.load(p) for p in paths]   # every spec parses before anything runs
+    for spec in specs:
+        if not spec.in_all:
+            continue
+        settings = spec.modes[args.mode]
+        try:
+            doc = runner.run_spec(spec, mode=args.mode, build_dir=args.build_dir,
+                                  out_dir=args.out, repo_root=REPO_ROOT, argv=args.argv,
+                                  reproduce_argv=reproduce_argv(spec, args),
+                                  settings=settings, allow_missing=not args.strict)
+        except runner.MissingParts as e:
+            print(f"bench all: {spec.path}: {e}", file=sys.stderr)
+            status = 1
+            continue
+        skipped += [f"{spec.chapter}/{spec.name}: {s}" for s in doc.get("skipped", [])]
+        if any(not c["ok"] for c in doc.get("cells", [])):
+            status = 1
+    if os.access(probe.binary(args.build_dir), os.X_OK):
+        try:
+            probe.run_probe(build_dir=args.build_dir, out_dir=args.out, repo_root=REPO_ROOT,
+                            mode=args.mode, argv=args.argv,
+                            reproduce_argv=probe_reproduce_argv(args))
+        except probe.ProbeError as e:
+            print(f"bench all: probe: {e}", file=sys.stderr)
+            status = 1
+    else:
+        skipped.append(f"probe: {probe.binary(args.build_dir)} not built")
+        if args.strict:
+            status = 1
+    if skipped:
+        print("\nnot measured (parts not built here):", file=sys.stderr)
+        for s in skipped:
+            print(f"  {s}", file=sys.stderr)
+    return status
+
+
+def cmd_verify(args) -> int:
+    spec = specfile.load(args.spec)
+    problems = verify(spec, args.out)
+    for p in problems:
+        print(f"bench verify: {p}", file=sys.stderr)
+    return 1 if problems else 0
+
+
+def main(argv: list[str]) -> int:
+    ap = argparse.ArgumentParser(prog="bench.py", description=__doc__.split("\n\n")[0])
+    sub = ap.add_subparsers(dest="cmd", required=True)
+
+    def common(p, need_build=True):
+        if need_build:
+            p.add_argument("--build-dir", required=True, type=os.path.abspath,
+                           help="the CMake build tree (binaries under DIR/bin)")
+        p.add_argument("--out", default=DEFAULT_OUT, type=os.path.abspath,
+                       help="results root (default: benchmarks/results)")
+
+    p = sub.add_parser("run", help="run one spec")
+    p.add_argument("spec")
+    p.add_argument("--mode", choices=specfile.MODES, required=True)
+    common(p)
+    p.add_argument("--rounds", type=int, help="override the mode's rounds")
+    p.add_argument("--duration", type=float, help="override the mode's seconds per cell")
+    p.add_argument("--warmup", type=float, help="override the mode's warm-up seconds")
+    p.add_argument("--allow-missing", action="store_true",
+                   help="skip arms/rows whose binaries are not built instead of failing")
+    p.add_argument("--keep-tmp", action="store_true",
+                   help="keep BUILD/bench-tmp (server logs, nginx prefix, client reports)")
+    p.add_argument("--verify", action="store_true",
+                   help="re-read the written results and fail unless they are whole")
+    p.set_defaults(func=cmd_run)
+
+    p = sub.add_parser("probe", help="run handoff-probe")
+    p.add_argument("--mode", choices=specfile.MODES, default="quick")
+    common(p)
+    p.add_argument("--round-trips", type=int)
+    p.add_argument("--rounds", type=int)
+    p.set_defaults(func=cmd_probe)
+
+    p = sub.add_parser("all", help="run every spec and the probe")
+    p.add_argument("--mode", choices=specfile.MODES, required=True)
+    common(p)
+    p.add_argument("--strict", action="store_true",
+                   help="fail when a spec's binaries are not built instead of skipping")
+    p.set_defaults(func=cmd_all)
+
+    p = sub.add_parser("verify", help="check a spec's written results")
+    p.add_argument("spec")
+    common(p, need_build=False)
+    p.set_defaults(func=cmd_verify)
+
+    args = ap.parse_args(argv[1:])
+    args.argv = [os.path.abspath(argv[0])] + argv[1:]
+    CHILDREN.install()
+    try:
+        return args.func(args)
+    except specfile.SpecError as e:
+        print(f"bench: {e}", file=sys.stderr)
+        return 2
+    finally:
+        CHILDREN.kill_all()
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

@@ -1,0 +1,156 @@
+"""harness/probe: run handoff-probe and file its results with the chapter's tables (chapter 01).
+
+Role: the hand-off price list. It runs BUILD/bin/handoff-probe (every cross-thread
+wake mechanism's round trip, in wall and CPU µs, median and min/max over rounds),
+notes how busy the rest of the machine was meanwhile, and writes
+OUT/01-baseline/handoff-probe.json (the probe's own report inside the harness's
+record: machine, command, mode), .csv (one line per mechanism) and -cpu_us.png.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import sys
+import time
+
+import procfs
+import report
+from servers import CHILDREN, stop, wait_exit
+
+CHAPTER = "01-baseline"
+NAME = "handoff-probe"
+# Round trips per mechanism per round, and rounds, by mode.
+SETTINGS = {"quick": (20_000, 3), "full": (200_000, 10)}
+TIMEOUT_S = 540.0
+BUSY_THRESHOLD_PCT = 25.0
+FIGURES = ("wall_us", "cpu_us", "cpu_us_sender", "cpu_us_receiver")
+
+
+class ProbeError(RuntimeError):
+    pass
+
+
+def binary(build_dir: str) -> str:
+    return os.path.join(build_dir, "bin", "handoff-probe")
+
+
+def csv_lines(doc: dict) -> tuple[list[str], list[dict]]:
+    header = ["mechanism"]
+    for f in FIGURES:
+        header += [f"{f}_median", f"{f}_min", f"{f}_max"]
+    lines = []
+    for r in doc.get("results", []):
+        line = {"mechanism": r["mechanism"]}
+        for f in FIGURES:
+            v = r.get(f)
+            if isinstance(v, dict):
+                for k in ("median", "min", "max"):
+                    line[f"{f}_{k}"] = f"{v[k]:.3f}"
+        lines.append(line)
+    return header, lines
+
+
+def plot(path: str, doc: dict, machine: dict, mode: str) -> None:
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    res = doc.get("results", [])
+    names = [r["mechanism"] for r in res]
+    fig, ax = plt.subplots(figsize=(max(5.0, 0.9 * len(names) + 2), 3.6), dpi=110)
+    for i, (fig_key, label) in enumerate((("wall_us", "wall"), ("cpu_us", "CPU (both threads)"))):
+        xs = [j + (i - 0.5) * 0.4 for j in range(len(res))]
+        med = [r[fig_key]["median"] for r in res]
+        lo = [r[fig_key]["median"] - r[fig_key]["min"] for r in res]
+        hi = [r[fig_key]["max"] - r[fig_key]["median"] for r in res]
+        ax.bar(xs, med, 0.38, yerr=[lo, hi], capsize=3, label=label)
+    ax.set_xticks(range(len(names)))
+    ax.set_xticklabels(names, rotation=20, ha="right", fontsize=8)
+    ax.set_ylabel("µs per round trip")
+    ax.set_yscale("log")
+    ax.set_title(f"cross-thread hand-off round trip, median of rounds, bars = min–max "
+                 f"({mode} mode)", fontsize=9)
+    ax.grid(axis="y", alpha=0.3)
+    ax.set_axisbelow(True)
+    ax.legend(fontsize=8)
+    fig.text(0.01, 0.01, report.machine_line(machine), fontsize=6, color="#555")
+    fig.tight_layout(rect=(0, 0.03, 1, 1))
+    fig.savefig(path)
+    plt.close(fig)
+
+
+def run_probe(*, build_dir: str, out_dir: str, repo_root: str, mode: str, argv: list[str],
+              reproduce_argv: list[str], round_trips: int | None = None, rounds: int | None = None,
+              stream=sys.stdout) -> dict:
+    exe = binary(build_dir)
+    if not os.access(exe, os.X_OK):
+        raise ProbeError(f"{exe} not built")
+    n, r = SETTINGS[mode]
+    n = round_trips or n
+    r = rounds or r
+    dest = os.path.join(out_dir, CHAPTER)
+    os.makedirs(dest, exist_ok=True)
+    base = os.path.join(dest, NAME)
+    raw_path = base + ".raw.json"
+    probe_argv = [exe, "--round-trips", str(n), "--rounds", str(r), "--json", raw_path]
+    self0 = os.times()
+    m0 = procfs.machine_times()
+    t0 = time.monotonic()
+    log_path = base + ".log"
+    with open(log_path, "wb") as log:
+        p = CHILDREN.spawn(probe_argv, stdout=log, stderr=log)
+    got = wait_exit(p, TIMEOUT_S)
+    if got is None:
+        stop(p)
+        raise ProbeError(f"handoff-probe ran past {TIMEOUT_S:.0f}s")
+    code, usage = got
+    window = time.monotonic() - t0
+    m1 = procfs.machine_times()
+    self1 = os.times()
+    with open(log_path, "rb") as f:
+        log_text = f.read().decode("utf-8", "replace")
+    os.unlink(log_path)
+    if code != 0:
+        raise ProbeError(f"handoff-probe exited with {code}:\n{log_text[-1500:]}")
+    with open(raw_path, encoding="utf-8") as f:
+        raw = json.load(f)
+    os.unlink(raw_path)
+    if not isinstance(raw.get("results"), list) or not raw["results"]:
+        raise ProbeError("handoff-probe JSON has no results")
+    accounted = ((usage.ru_utime + usage.ru_stime) if usage else 0.0) * procfs.CLK_TCK \
+        + (self1.user + self1.system - self0.user - self0.system) * procfs.CLK_TCK
+    busy = procfs.other_busy_pct(m0, m1, accounted, window)
+    machine = report.machine_info(build_dir, repo_root)
+    doc = {
+        "format": 1,
+        "mode": mode,
+        "settings": {"round_trips": n, "rounds": r},
+        "command": shlex.join(argv),
+        "reproduce": report.reproduce_command(reproduce_argv, repo_root),
+        "probe_command": shlex.join(probe_argv[:-2]),
+        "machine": machine,
+        "window_s": window,
+        "machine_busy": {"other_pct_of_core": busy,
+                         "busy_machine": busy > BUSY_THRESHOLD_PCT,
+                         "threshold_pct": BUSY_THRESHOLD_PCT},
+        "probe": raw,
+        "results": raw["results"],
+    }
+    report.write_json(base + ".json", doc)
+    header, lines = csv_lines(raw)
+    report.write_csv(base + ".csv", header, lines)
+    plot(base + "-round-trip.png", raw, machine, mode)
+    print(f"\n== {CHAPTER}/{NAME}: hand-off round trip, µs ({mode}: {n} round trips x {r} "
+          f"rounds; rest of machine {busy:.0f}% of a core"
+          f"{' BUSY' if busy > BUSY_THRESHOLD_PCT else ''}) ==", file=stream)
+    print(f"  {'mechanism':<24} {'wall median [min–max]':<28} {'cpu median [min–max]'}",
+          file=stream)
+    for res in raw["results"]:
+        w, c = res["wall_us"], res["cpu_us"]
+        wall = f"{w['median']:.3f} [{w['min']:.3f}–{w['max']:.3f}]"
+        cpu = f"{c['median']:.3f} [{c['min']:.3f}–{c['max']:.3f}]"
+        print(f"  {res['mechanism']:<24} {wall:<28} {cpu:<28}".rstrip(), file=stream)
+    print(f"  wrote {base}.json, {base}.csv, {NAME}-round-trip.png", file=stream)
+    return doc

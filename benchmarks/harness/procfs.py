@@ -1,0 +1,224 @@
+"""harness/procfs: per-thread CPU and machine busy time, read from /proc (chapter 01).
+
+Role: the harness's instrument. It snapshots utime+stime of every thread of the
+processes under test (/proc/PID/task/TID/stat), names each thread's role from its
+comm (loop-0, pool-0-1, floor-0, or the nginx worker process), and reads the
+machine's busy jiffies from /proc/stat, so that a cell can say how much CPU each
+role spent per request and how busy the rest of the machine was meanwhile.
+
+Every reader takes a `root` argument (default "/proc") so that the unit tests can
+feed it a fake /proc tree.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field
+
+CLK_TCK = os.sysconf("SC_CLK_TCK")
+
+# Thread names the stages, the floor and the harness agree on: a role word followed by
+# dash-separated indices ("loop-0", "pool-0-1", "floor-0"). "worker" is the role the
+# harness gives an nginx worker process (its threads are all called "nginx").
+_ROLE_RE = re.compile(r"^(loop|pool|floor|worker)(?:-\d+)*$")
+
+# Which thread roles count towards the two columns every table carries. The floor's
+# thread and nginx's worker are event loops, so they stand in the loop column.
+LOOP_ROLES = frozenset({"loop", "floor", "worker"})
+POOL_ROLES = frozenset({"pool"})
+
+
+def ticks_to_us(ticks: float) -> float:
+    return ticks * 1_000_000.0 / CLK_TCK
+
+
+@dataclass(frozen=True)
+class StatLine:
+    comm: str
+    state: str
+    ppid: int
+    utime: int
+    stime: int
+
+    @property
+    def ticks(self) -> int:
+        return self.utime + self.stime
+
+
+def parse_stat(text: str) -> StatLine:
+    """Parse one /proc/.../stat line.
+
+    The comm field sits in parentheses and may itself hold spaces or ')', so the
+    fields after it are counted from the last ')'. Fields (1-based, proc(5)): 3 state,
+    4 ppid, 14 utime, 15 stime; after the ')' the list starts at field 3.
+    """
+    lpar = text.index("(")
+    rpar = text.rindex(")")
+    rest = text[rpar + 2:].split()
+    return StatLine(comm=text[lpar + 1:rpar], state=rest[0], ppid=int(rest[1]),
+                    utime=int(rest[11]), stime=int(rest[12]))
+
+
+def _read(path: str) -> str | None:
+    try:
+        with open(path, "r", encoding="utf-8", errors="replace") as f:
+            return f.read()
+    except (FileNotFoundError, ProcessLookupError, PermissionError):
+        return None
+
+
+@dataclass(frozen=True)
+class Target:
+    """One process to sample.
+
+    process_role: the role of every thread whose own name is not a role name (nginx
+    worker processes: "worker"; the nginx master: "master"). main_role: the role of the
+    main thread (tid == pid) when its name is not a role name and process_role is unset.
+    """
+    pid: int
+    process_role: str | None = None
+    main_role: str | None = None
+
+
+def role_of(comm: str, tid: int, target: Target) -> str:
+    m = _ROLE_RE.match(comm)
+    if m:
+        return m.group(1)
+    if target.process_role:
+        return target.process_role
+    if tid == target.pid and target.main_role:
+        return target.main_role
+    return "other"
+
+
+@dataclass
+class ThreadSample:
+    pid: int
+    tid: int
+    comm: str
+    role: str
+    ticks: int
+
+
+@dataclass
+class Snapshot:
+    threads: dict[tuple[int, int], ThreadSample] = field(default_factory=dict)
+    # Whole-process utime+stime: includes threads that have already exited, so it is
+    # the right number for "how much CPU did the arm take" in the busy accounting.
+    process_ticks: dict[int, int] = field(default_factory=dict)
+
+
+def snapshot(targets: list[Target], root: str = "/proc") -> Snapshot:
+    snap = Snapshot()
+    for t in targets:
+        pstat = _read(f"{root}/{t.pid}/stat")
+        if pstat is None:
+            continue
+        snap.process_ticks[t.pid] = parse_stat(pstat).ticks
+        taskdir = f"{root}/{t.pid}/task"
+        try:
+            tids = sorted(int(x) for x in os.listdir(taskdir) if x.isdigit())
+        except FileNotFoundError:
+            continue
+        for tid in tids:
+            text = _read(f"{taskdir}/{tid}/stat")
+            if text is None:
+                continue  # the thread exited between listdir and read
+            st = parse_stat(text)
+            comm = _read(f"{taskdir}/{tid}/comm")
+            comm = comm.strip() if comm is not None else st.comm
+            snap.threads[(t.pid, tid)] = ThreadSample(
+                t.pid, tid, comm, role_of(comm, tid, t), st.ticks)
+    return snap
+
+
+@dataclass
+class CpuDelta:
+    per_thread: list[dict]      # {"pid","tid","comm","role","us"}
+    per_role_us: dict[str, float]
+    process_ticks: int          # sum over processes, whole-process accounting
+    lost_threads: int           # threads seen before the window but gone after it
+
+
+def delta(before: Snapshot, after: Snapshot) -> CpuDelta:
+    """CPU spent between two snapshots, per thread and per role.
+
+    A thread born inside the window counts all of its CPU (it had none before). A
+    thread that died inside the window is lost from the per-thread view (its time
+    still shows in the whole-process number); the count of such threads is returned
+    so that a table can say so.
+    """
+    per_thread = []
+    per_role: dict[str, float] = {}
+    for key, a in sorted(after.threads.items()):
+        b = before.threads.get(key)
+        ticks = a.ticks - (b.ticks if b else 0)
+        us = ticks_to_us(ticks)
+        per_thread.append({"pid": a.pid, "tid": a.tid, "comm": a.comm, "role": a.role,
+                           "us": us})
+        per_role[a.role] = per_role.get(a.role, 0.0) + us
+    lost = sum(1 for key in before.threads if key not in after.threads)
+    proc = sum(after.process_ticks[p] - before.process_ticks.get(p, 0)
+               for p in after.process_ticks)
+    return CpuDelta(per_thread, per_role, proc, lost)
+
+
+def group_us(per_role_us: dict[str, float], roles: frozenset[str]) -> float | None:
+    """Sum the roles in `roles`; None when no thread of those roles existed."""
+    present = [v for r, v in per_role_us.items() if r in roles]
+    return sum(present) if present else None
+
+
+def children_of(pid: int, root: str = "/proc") -> list[int]:
+    """Processes whose parent is `pid` (nginx's workers under its master)."""
+    kids = []
+    for name in os.listdir(root):
+        if not name.isdigit():
+            continue
+        text = _read(f"{root}/{name}/stat")
+        if text is None:
+            continue
+        try:
+            if parse_stat(text).ppid == pid:
+                kids.append(int(name))
+        except (ValueError, IndexError):
+            continue
+    return sorted(kids)
+
+
+@dataclass(frozen=True)
+class MachineTimes:
+    busy: int   # user+nice+system+irq+softirq+steal, jiffies, all CPUs
+    total: int  # busy + idle + iowait
+
+
+def machine_times(root: str = "/proc") -> MachineTimes:
+    """The aggregate "cpu" line of /proc/stat.
+
+    guest and guest_nice are already inside user and nice, so they are not added
+    again. steal counts as busy: it is time this VM wanted a CPU and did not get one.
+    """
+    text = _read(f"{root}/stat") or ""
+    for line in text.splitlines():
+        if line.startswith("cpu "):
+            v = [int(x) for x in line.split()[1:]]
+            v += [0] * (8 - len(v))
+            user, nice, system, idle, iowait, irq, softirq, steal = v[:8]
+            busy = user + nice + system + irq + softirq + steal
+            return MachineTimes(busy=busy, total=busy + idle + iowait)
+    raise RuntimeError(f"no aggregate cpu line in {root}/stat")
+
+
+def other_busy_pct(before: MachineTimes, after: MachineTimes, accounted_ticks: float,
+                   window_s: float) -> float:
+    """How busy the rest of the machine was, in % of one core.
+
+    The busy jiffies of the whole machine over the window, minus what the arm, the
+    client and the harness itself spent (accounted_ticks), divided by the window. Tick
+    granularity makes small negative results possible; they are clamped to zero.
+    """
+    if window_s <= 0:
+        return 0.0
+    other = (after.busy - before.busy) - accounted_ticks
+    return max(0.0, other) / (window_s * CLK_TCK) * 100.0

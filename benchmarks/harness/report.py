@@ -1,0 +1,264 @@
+"""harness/report: the machine record, the JSON/CSV results, the plots, the stdout table (chapter 01).
+
+Role: everything the harness writes. The JSON keeps every raw cell sample beside the
+per-cell summary, the comparisons and the machine they came from; the CSV has one
+line per row x arm (median and min/max over rounds) plus a verdict column per
+declared comparison, and is what the book's `results-table` directive renders; the
+PNGs are grouped bar charts with min-max error bars for the book's figures.
+"""
+
+from __future__ import annotations
+
+import csv
+import datetime
+import json
+import os
+import platform
+import shlex
+import subprocess
+
+import summary as sm
+
+
+def _first_line(argv: list[str], cwd: str | None = None) -> str:
+    try:
+        r = subprocess.run(argv, cwd=cwd, capture_output=True, text=True, timeout=10)
+    except (OSError, subprocess.TimeoutExpired):
+        return ""
+    text = (r.stdout or r.stderr).strip()
+    return text.splitlines()[0] if text else ""
+
+
+def _cmake_cache(build_dir: str) -> dict[str, str]:
+    out = {}
+    try:
+        with open(os.path.join(build_dir, "CMakeCache.txt"), encoding="utf-8") as f:
+            for line in f:
+                if line.startswith(("#", "//")) or "=" not in line or ":" not in line:
+                    continue
+                key, value = line.rstrip("\n").split("=", 1)
+                out[key.split(":", 1)[0]] = value
+    except OSError:
+        pass
+    return out
+
+
+def machine_info(build_dir: str, repo_root: str) -> dict:
+    cpu_model = ""
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    cpu_model = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    mem_kib = 0
+    try:
+        with open("/proc/meminfo", encoding="utf-8") as f:
+            for line in f:
+                if line.startswith("MemTotal:"):
+                    mem_kib = int(line.split()[1])
+                    break
+    except OSError:
+        pass
+    cache = _cmake_cache(build_dir)
+    build_type = cache.get("CMAKE_BUILD_TYPE", "")
+    flags = " ".join(x for x in (cache.get("CMAKE_CXX_FLAGS", ""),
+                                 cache.get(f"CMAKE_CXX_FLAGS_{build_type.upper()}", ""))
+                     if x).strip()
+    compiler = cache.get("CMAKE_CXX_COMPILER") or "c++"
+    rev = _first_line(["git", "rev-parse", "--short", "HEAD"], cwd=repo_root)
+    try:
+        dirty = bool(subprocess.run(["git", "status", "--porcelain"], cwd=repo_root,
+                                    capture_output=True, text=True,
+                                    timeout=20).stdout.strip())
+    except (OSError, subprocess.TimeoutExpired):
+        dirty = None
+    u = os.uname()
+    return {
+        "cpu_model": cpu_model,
+        "cores": os.cpu_count(),
+        "cores_usable": len(os.sched_getaffinity(0)),
+        "mem_total_mib": mem_kib // 1024,
+        "kernel": f"{u.sysname} {u.release}",
+        "machine": u.machine,
+        "compiler": _first_line([compiler, "--version"]),
+        "cxx_flags": flags,
+        "build_type": build_type,
+        "sanitize": cache.get("HANDOFF_SANITIZE", ""),
+        "git_rev": rev,
+        "git_dirty": dirty,
+        "python": platform.python_version(),
+        "nginx": _first_line(["/usr/sbin/nginx", "-v"]),
+        "wrk": _first_line(["/usr/bin/wrk", "--version"]),
+        "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+    }
+
+
+def machine_line(m: dict) -> str:
+    """One line for captions: CPU, cores, kernel, compiler and flags, revision, date."""
+    rev = m.get("git_rev", "") + ("+dirty" if m.get("git_dirty") else "")
+    return (f"{m.get('cpu_model', '?')}, {m.get('cores', '?')} cores, {m.get('kernel', '?')}, "
+            f"{m.get('compiler', '?')} {m.get('cxx_flags', '')}, rev {rev}, "
+            f"{m.get('date', '')[:10]}")
+
+
+def reproduce_command(argv: list[str], repo_root: str) -> str:
+    """The command line with paths made relative to the repository root, so a reader
+    can paste it from a checkout."""
+    out = []
+    for a in argv:
+        if os.path.isabs(a) and os.path.commonpath([a, repo_root]) == repo_root:
+            a = os.path.relpath(a, repo_root)
+        out.append(a)
+    if out and out[0].endswith("bench.py"):
+        out.insert(0, "python3")
+    return shlex.join(out)
+
+
+def write_json(path: str, doc: dict) -> None:
+    tmp = path + ".tmp"
+    with open(tmp, "w", encoding="utf-8") as f:
+        json.dump(doc, f, indent=1, sort_keys=False, ensure_ascii=False)
+        f.write("\n")
+    os.replace(tmp, path)
+
+
+def csv_header(compares) -> list[str]:
+    cols = ["row", "arm", "client", "model", "connections", "rounds"]
+    for m in sm.CSV_METRICS:
+        cols += [f"{m}_median", f"{m}_min", f"{m}_max"]
+    cols += ["errors", "failed_rounds", "busy_rounds", "busy_pct_max"]
+    for c in compares:
+        for m in c.metrics:
+            for col in (sm.verdict_column(m, c.b), sm.ratio_column(m, c.b)):
+                if col not in cols:
+                    cols.append(col)
+    return cols
+
+
+def csv_rows(spec, summ: dict, comparisons: list[dict]) -> list[dict]:
+    out = []
+    for row in spec.rows:
+        for arm in spec.arms:
+            s = summ.get((row.name, arm.name))
+            if s is None:
+                continue
+            line = {"row": row.name, "arm": arm.name, "client": row.client,
+                    "model": row.model, "connections": row.connections,
+                    "rounds": s["rounds"]}
+            for m in sm.CSV_METRICS:
+                r = s["metrics"][m]
+                line[f"{m}_median"] = sm.fmt(m, r.median if r else None)
+                line[f"{m}_min"] = sm.fmt(m, r.lo if r else None)
+                line[f"{m}_max"] = sm.fmt(m, r.hi if r else None)
+            busy = s["metrics"]["busy_pct"]
+            line.update(errors=s["errors_total"], failed_rounds=s["failed_rounds"],
+                        busy_rounds=s["busy_rounds"],
+                        busy_pct_max=sm.fmt("busy_pct", busy.hi if busy else None))
+            for c in comparisons:
+                mine = (c["over"] == "arms" and c["a"] == arm.name and c["within"] == row.name) \
+                    or (c["over"] == "rows" and c["a"] == row.name and c["within"] == arm.name)
+                if mine:
+                    line[sm.verdict_column(c["metric"], c["b"])] = c["verdict"]
+                    line[sm.ratio_column(c["metric"], c["b"])] = (
+                        f"{c['ratio']:.3f}" if c["ratio"] is not None else "")
+            out.append(line)
+    return out
+
+
+def write_csv(path: str, header: list[str], lines: list[dict]) -> None:
+    tmp = path + ".tmp"
+    with open(tmp, "w", encoding="utf-8", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=header, restval="")
+        w.writeheader()
+        for line in lines:
+            w.writerow(line)
+    os.replace(tmp, path)
+
+
+def plot_metric(path: str, spec, summ: dict, metric: str, machine: dict, mode: str) -> bool:
+    """Grouped bars: one group per row, one bar per arm, height the median, whiskers
+    the min-max over rounds. Returns False when nothing of that metric was measured."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    arms = [a.name for a in spec.arms]
+    rows = [r.name for r in spec.rows]
+    have = any(summ.get((r, a), {}).get("metrics", {}).get(metric) for r in rows for a in arms)
+    if not have:
+        return False
+    width = 0.8 / max(1, len(arms))
+    top = 0.0
+    fig, ax = plt.subplots(figsize=(max(5.0, 1.3 * len(rows) * max(1, len(arms)) * 0.6 + 2), 3.6),
+                           dpi=110)
+    for i, arm in enumerate(arms):
+        xs, hs, lo, hi = [], [], [], []
+        for j, row in enumerate(rows):
+            r = summ.get((row, arm), {}).get("metrics", {}).get(metric)
+            if r is None:
+                continue
+            xs.append(j + (i - (len(arms) - 1) / 2) * width)
+            hs.append(r.median)
+            top = max(top, r.hi)
+            lo.append(r.median - r.lo)
+            hi.append(r.hi - r.median)
+        if xs:
+            ax.bar(xs, hs, width * 0.92, yerr=[lo, hi], capsize=3, label=arm)
+    ax.set_xticks(range(len(rows)))
+    ax.set_xticklabels(rows)
+    ax.set_ylabel(sm.METRICS[metric][1])
+    ax.set_title(f"{spec.title}: {sm.METRICS[metric][1]}\n"
+                 f"median of rounds, bars = min–max ({mode} mode)", fontsize=9)
+    ax.grid(axis="y", alpha=0.3)
+    ax.set_axisbelow(True)
+    if len(arms) > 1:
+        ax.set_ylim(0, top * 1.22 if top > 0 else 1)   # headroom for the legend
+        ax.legend(fontsize=8, ncols=min(len(arms), 4), loc="upper center")
+    fig.text(0.01, 0.01, machine_line(machine), fontsize=6, color="#555")
+    fig.tight_layout(rect=(0, 0.03, 1, 1))
+    fig.savefig(path)
+    plt.close(fig)
+    return True
+
+
+def print_table(spec, summ: dict, comparisons: list[dict], mode: str, out) -> None:
+    """A compact fixed-width table: medians with [min–max] for the key metrics."""
+    def cell(r, m):
+        if r is None:
+            return "–"
+        if r.n > 1:
+            return f"{sm.fmt(m, r.median)} [{sm.fmt(m, r.lo)}–{sm.fmt(m, r.hi)}]"
+        return sm.fmt(m, r.median)
+
+    cols = [("row", None), ("arm", None), ("rps", "rps"), ("loop µs/req", "loop_us_per_req"),
+            ("pool µs/req", "pool_us_per_req"), ("pool %", "pool_cpu_pct"),
+            ("srv µs/req", "server_us_per_req"), ("p50 µs", "p50_us"), ("p99 µs", "p99_us"),
+            ("err", None), ("busy", None)]
+    table = [[c[0] for c in cols]]
+    for row in spec.rows:
+        for arm in spec.arms:
+            s = summ.get((row.name, arm.name))
+            if s is None:
+                continue
+            line = [row.name, arm.name]
+            for _, m in cols[2:-2]:
+                line.append(cell(s["metrics"][m], m))
+            line.append(str(s["errors_total"]))
+            flags = f"{s['busy_rounds']}/{s['rounds']}" if s["busy_rounds"] else ""
+            if s["failed_rounds"]:
+                flags += f" FAILED {s['failed_rounds']}"
+            line.append(flags.strip())
+            table.append(line)
+    widths = [max(len(r[i]) for r in table) for i in range(len(cols))]
+    print(f"\n== {spec.chapter}/{spec.name}: {spec.title} ({mode}) ==", file=out)
+    for k, r in enumerate(table):
+        print("  ".join(v.ljust(widths[i]) for i, v in enumerate(r)).rstrip(), file=out)
+        if k == 0:
+            print("  ".join("-" * w for w in widths), file=out)
+    for c in comparisons:
+        ratio = f" ratio {c['ratio']:.3f}" if c["ratio"] is not None else ""
+        print(f"  {c['metric']}: {c['a']} vs {c['b']} in {c['within']}: "
+              f"{c['verdict']}{ratio}", file=out)

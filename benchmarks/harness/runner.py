@@ -1,0 +1,235 @@
+"""harness/runner: run one spec, round by round, and write its results (chapter 01).
+
+Role: the measurement loop. For every round, every row, and every arm in that round's
+rotated order (A B C, B C A, ...), one cell:
+
+  1. start a fresh server process for the arm (loopback, port 0) and wait until it
+     is ready; a fresh process per cell keeps cells independent (no state from the
+     previous row's 256 connections, no idle arm beside the one being measured);
+     the rows rotate too, so that two rows compared with each other (two clients,
+     say) also take turns going first;
+  2. warm it up with a short run of the row's own client;
+  3. snapshot every server thread's CPU, the machine's busy jiffies and the
+     harness's own CPU; run the measured client; snapshot again;
+  4. stop the server with SIGTERM and keep its exit status.
+
+Per cell it keeps the raw samples (per thread, per role, the client's report) and the
+derived metrics; then it reduces them over rounds, judges the declared comparisons,
+and writes OUT/<chapter>/<name>.json, .csv and -<metric>.png.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import shutil
+import sys
+import time
+
+import clients
+import procfs
+import report
+import servers
+import summary as sm
+from specfile import Spec, rotation
+
+FORMAT_VERSION = 1
+
+
+class MissingParts(RuntimeError):
+    pass
+
+
+def _self_ticks() -> float:
+    t = os.times()
+    return (t.user + t.system) * procfs.CLK_TCK
+
+
+def _log(msg: str) -> None:
+    print(msg, file=sys.stderr, flush=True)
+
+
+def measure_cell(spec: Spec, arm, row, round_index: int, order: int, settings,
+                 build_dir: str, repo_root: str, workdir: str) -> dict:
+    cell = {"round": round_index, "order": order, "row": row.name, "arm": arm.name,
+            "ok": False, "error": None}
+    tag = f"r{round_index}-{row.name}-{arm.name}"
+    server = servers.Server(arm, build_dir, repo_root, os.path.join(workdir, tag))
+    bin_dir = os.path.join(build_dir, "bin")
+    try:
+        server.start()
+        cell["server_argv"] = server.argv
+        url = server.url(row.path)
+        if settings.warmup_s > 0:
+            clients.run(row, url, settings.warmup_s, bin_dir, server.workdir, "warmup")
+        if not server.alive():
+            raise servers.StartError(f"arm {arm.name} died during warm-up")
+        targets = server.targets()
+        self0, m0 = _self_ticks(), procfs.machine_times()
+        s0 = procfs.snapshot(targets)
+        t0 = time.monotonic()
+        result = clients.run(row, url, settings.duration_s, bin_dir, server.workdir,
+                             "measured")
+        t1 = time.monotonic()
+        s1 = procfs.snapshot(targets)
+        m1, self1 = procfs.machine_times(), _self_ticks()
+        if not server.alive():
+            raise servers.StartError(f"arm {arm.name} died during the measured window")
+        window = t1 - t0
+        cpu = procfs.delta(s0, s1)
+        accounted = cpu.process_ticks + result.cpu_ticks + (self1 - self0)
+        busy = procfs.other_busy_pct(m0, m1, accounted, window)
+        cell.update(
+            ok=True, window_s=window, client_argv=result.argv,
+            client={"requests": result.requests, "rps": result.rps,
+                    "duration_s": result.duration_s, "latency_us": result.latency_us,
+                    "errors": result.errors, "cpu_us": procfs.ticks_to_us(result.cpu_ticks)},
+            client_raw=result.raw,
+            cpu={"per_thread": cpu.per_thread, "per_role_us": cpu.per_role_us,
+                 "process_us": procfs.ticks_to_us(cpu.process_ticks),
+                 "lost_threads": cpu.lost_threads},
+            machine_busy={"other_pct_of_core": busy,
+                          "machine_busy_jiffies": m1.busy - m0.busy,
+                          "accounted_jiffies": accounted},
+            busy_machine=busy > spec.busy_threshold_pct,
+            metrics=sm.cell_metrics(requests=result.requests, rps=result.rps,
+                                    latency_us=result.latency_us,
+                                    errors_total=result.errors_total, cpu=cpu,
+                                    client_ticks=result.cpu_ticks, window_s=window,
+                                    busy_pct=busy))
+    except (servers.StartError, clients.ClientError, OSError) as e:
+        cell["error"] = str(e)
+    finally:
+        if server.proc is not None:
+            cell["server_exit"] = server.stop()
+            if cell["server_exit"] != 0:
+                cell["server_stderr_tail"] = servers._tail(server.stderr_path)
+        server.cleanup()
+    return cell
+
+
+def _progress(cell: dict, rounds: int) -> str:
+    head = f"[{cell['round'] + 1}/{rounds}] {cell['row']:<12} {cell['arm']:<14}"
+    if not cell["ok"]:
+        return f"{head} FAILED: {cell['error'].splitlines()[0]}"
+    m = cell["metrics"]
+    parts = [f"{m['rps']:>9.0f} rps"]
+    for key, label in (("loop_us_per_req", "loop"), ("pool_us_per_req", "pool"),
+                       ("server_us_per_req", "server")):
+        if m[key] is not None:
+            parts.append(f"{label} {m[key]:.2f} µs/req")
+    parts.append(f"p99 {m['p99_us']:.0f} µs" if m["p99_us"] is not None else "")
+    parts.append(f"rest {m['busy_pct']:.0f}%" + (" BUSY" if cell["busy_machine"] else ""))
+    if cell.get("server_exit"):
+        parts.append(f"server exit {cell['server_exit']}")
+    return head + "  " + "  ".join(p for p in parts if p)
+
+
+def check_parts(spec: Spec, build_dir: str, repo_root: str) -> tuple[list, list, list[str]]:
+    """The arms and rows that can run in this build, and why the others cannot."""
+    why = []
+    arms = []
+    for a in spec.arms:
+        reason = servers.Server(a, build_dir, repo_root, "/nonexistent").missing()
+        if reason:
+            why.append(f"arm {a.name}: {reason}")
+        else:
+            arms.append(a)
+    rows = []
+    for r in spec.rows:
+        reason = clients.missing(r, os.path.join(build_dir, "bin"))
+        if reason:
+            why.append(f"row {r.name}: {reason}")
+        else:
+            rows.append(r)
+    return arms, rows, why
+
+
+def run_spec(spec: Spec, *, mode: str, build_dir: str, out_dir: str, repo_root: str,
+             argv: list[str], reproduce_argv: list[str], settings, allow_missing: bool,
+             keep_tmp: bool = False, stream=sys.stdout) -> dict:
+    """Run every cell of a spec and write its results. Returns the JSON document
+    (with "skipped" set when the whole spec could not run).
+
+    argv is the command line as typed (kept as "command"); reproduce_argv is the
+    `bench.py run` line for this one spec, kept as "reproduce" with paths made
+    relative to the repository, which is what the book prints under a table."""
+    arms, rows, missing = check_parts(spec, build_dir, repo_root)
+    if missing and not allow_missing:
+        raise MissingParts("; ".join(missing))
+    for m in missing:
+        _log(f"{spec.chapter}/{spec.name}: skipping {m}")
+    if not arms or not rows:
+        return {"skipped": missing}
+    spec_view = Spec(**{**spec.__dict__, "arms": arms, "rows": rows})
+    for pid in servers.reap_stale(os.path.join(build_dir, "bench-tmp")):
+        _log(f"killed pid {pid}, left running by an earlier harness that was killed")
+    workdir = os.path.join(build_dir, "bench-tmp", f"{spec.chapter}-{spec.name}-{os.getpid()}")
+    os.makedirs(workdir, exist_ok=True)
+    machine = report.machine_info(build_dir, repo_root)
+    cells = []
+    started = time.monotonic()
+    try:
+        for r in range(settings.rounds):
+            for row in rotation(rows, r):
+                for order, arm in enumerate(rotation(arms, r)):
+                    cell = measure_cell(spec_view, arm, row, r, order, settings, build_dir,
+                                        repo_root, workdir)
+                    cells.append(cell)
+                    _log(_progress(cell, settings.rounds))
+    finally:
+        servers.CHILDREN.kill_all()
+        if not keep_tmp:
+            shutil.rmtree(workdir, ignore_errors=True)
+            try:
+                os.rmdir(os.path.dirname(workdir))   # bench-tmp, when nothing else is in it
+            except OSError:
+                pass
+
+    row_names = [r.name for r in rows]
+    arm_names = [a.name for a in arms]
+    summ = sm.summarize(cells, row_names, arm_names, spec.busy_threshold_pct)
+    compares = [c for c in spec.compares
+                if (c.over == "arms" and {c.a, c.b} <= set(arm_names))
+                or (c.over == "rows" and {c.a, c.b} <= set(row_names))]
+    comparisons = sm.compare(summ, compares, row_names, arm_names, spec.min_rounds_for_verdict)
+
+    dest = os.path.join(out_dir, spec.chapter)
+    os.makedirs(dest, exist_ok=True)
+    base = os.path.join(dest, spec.name)
+    doc = {
+        "format": FORMAT_VERSION,
+        "spec": {"path": os.path.relpath(os.path.abspath(spec.path), repo_root),
+                 "chapter": spec.chapter, "name": spec.name, "title": spec.title,
+                 "text": spec.text},
+        "mode": mode,
+        "settings": {"rounds": settings.rounds, "duration_s": settings.duration_s,
+                     "warmup_s": settings.warmup_s,
+                     "busy_threshold_pct": spec.busy_threshold_pct,
+                     "min_rounds_for_verdict": spec.min_rounds_for_verdict,
+                     "arm_lifecycle": "a fresh server process per cell",
+                     "order": "rounds x rows x arms, arm order rotated each round"},
+        "command": shlex.join(argv),
+        "reproduce": report.reproduce_command(reproduce_argv, repo_root),
+        "machine": machine,
+        "elapsed_s": time.monotonic() - started,
+        "skipped": missing,
+        "cells": cells,
+        "summary": [{**{k: v for k, v in s.items() if k != "metrics"},
+                     "metrics": {m: (r.as_dict() if r else None)
+                                 for m, r in s["metrics"].items()}}
+                    for s in summ.values()],
+        "comparisons": comparisons,
+    }
+    report.write_json(base + ".json", doc)
+    report.write_csv(base + ".csv", report.csv_header(compares),
+                     report.csv_rows(spec_view, summ, comparisons))
+    plots = []
+    for metric in spec.plots:
+        path = f"{base}-{metric}.png"
+        if report.plot_metric(path, spec_view, summ, metric, machine, mode):
+            plots.append(os.path.basename(path))
+    report.print_table(spec_view, summ, comparisons, mode, stream)
+    print(f"  wrote {base}.json, {base}.csv" + (f", {', '.join(plots)}" if plots else ""),
+          file=stream, flush=True)
+    return doc

@@ -1,0 +1,173 @@
+"""harness/summary: per-cell metrics, medians over rounds, and verdicts (chapter 01).
+
+Role: the arithmetic between raw samples and the book's tables. A cell is one
+(round, row, arm) run; its metrics come from the client's counts and the CPU the
+server's threads spent in the measured window. Over rounds each metric becomes a
+median with its min-max range, and a comparison of two arms (or two rows) gets a
+verdict: "ahead" when the ranges are apart in the better direction, "behind" when
+apart the other way, "overlap" otherwise.
+"""
+
+from __future__ import annotations
+
+import statistics
+from dataclasses import dataclass
+
+import procfs
+
+# name -> (higher is better, label, format). One table, used by the spec checker,
+# the CSV writer, the plots and the stdout table.
+METRICS: dict[str, tuple[bool, str, str]] = {
+    "rps": (True, "requests/s", "{:.0f}"),
+    "loop_us_per_req": (False, "loop CPU µs/request", "{:.2f}"),
+    "pool_us_per_req": (False, "pool CPU µs/request", "{:.2f}"),
+    "other_us_per_req": (False, "other threads' CPU µs/request", "{:.2f}"),
+    "server_us_per_req": (False, "server CPU µs/request (all threads)", "{:.2f}"),
+    "loop_cpu_pct": (False, "loop CPU % of window", "{:.1f}"),
+    "pool_cpu_pct": (False, "pool CPU % of window", "{:.1f}"),
+    "client_us_per_req": (False, "client CPU µs/request", "{:.2f}"),
+    "p50_us": (False, "p50 latency µs", "{:.0f}"),
+    "p90_us": (False, "p90 latency µs", "{:.0f}"),
+    "p99_us": (False, "p99 latency µs", "{:.0f}"),
+    "p99_9_us": (False, "p99.9 latency µs", "{:.0f}"),
+    "max_us": (False, "max latency µs", "{:.0f}"),
+    "errors": (False, "errors", "{:.0f}"),
+    "busy_pct": (False, "rest of machine, % of a core", "{:.1f}"),
+}
+
+# Metrics that get median/min/max columns in the CSV.
+CSV_METRICS = ("rps", "loop_us_per_req", "pool_us_per_req", "server_us_per_req",
+               "pool_cpu_pct", "loop_cpu_pct", "client_us_per_req", "p50_us", "p99_us",
+               "p99_9_us")
+
+
+def fmt(metric: str, value: float | None) -> str:
+    if value is None:
+        return ""
+    return METRICS[metric][2].format(value)
+
+
+def cell_metrics(*, requests: int, rps: float, latency_us: dict, errors_total: int,
+                 cpu: procfs.CpuDelta, client_ticks: float, window_s: float,
+                 busy_pct: float) -> dict[str, float | None]:
+    """The metrics of one cell.
+
+    CPU per request divides the CPU spent inside the harness's window (from just
+    before the client starts to just after it exits) by the requests the client
+    completed. Roles absent from the server give None, not zero: an inline arm has
+    no pool, which is different from a pool that cost nothing.
+    """
+    loop = procfs.group_us(cpu.per_role_us, procfs.LOOP_ROLES)
+    pool = procfs.group_us(cpu.per_role_us, procfs.POOL_ROLES)
+    other = sum(v for r, v in cpu.per_role_us.items()
+                if r not in procfs.LOOP_ROLES | procfs.POOL_ROLES)
+    window_us = window_s * 1e6
+
+    def per_req(us):
+        return None if us is None or requests <= 0 else us / requests
+
+    def pct(us):
+        return None if us is None or window_us <= 0 else 100.0 * us / window_us
+
+    return {
+        "rps": rps,
+        "loop_us_per_req": per_req(loop),
+        "pool_us_per_req": per_req(pool),
+        "other_us_per_req": per_req(other),
+        "server_us_per_req": per_req(procfs.ticks_to_us(cpu.process_ticks)),
+        "loop_cpu_pct": pct(loop),
+        "pool_cpu_pct": pct(pool),
+        "client_us_per_req": per_req(procfs.ticks_to_us(client_ticks)),
+        "p50_us": latency_us.get("p50"),
+        "p90_us": latency_us.get("p90"),
+        "p99_us": latency_us.get("p99"),
+        "p99_9_us": latency_us.get("p99_9"),
+        "max_us": latency_us.get("max"),
+        "errors": float(errors_total),
+        "busy_pct": busy_pct,
+    }
+
+
+@dataclass(frozen=True)
+class Range:
+    median: float
+    lo: float
+    hi: float
+    n: int
+
+    def as_dict(self) -> dict:
+        return {"median": self.median, "min": self.lo, "max": self.hi, "n": self.n}
+
+
+def over_rounds(values: list[float | None]) -> Range | None:
+    present = [v for v in values if v is not None]
+    if not present:
+        return None
+    return Range(statistics.median(present), min(present), max(present), len(present))
+
+
+def verdict(a: Range | None, b: Range | None, higher_is_better: bool,
+            min_rounds: int = 1) -> str:
+    """Compare two ranges. With fewer than min_rounds samples on either side the
+    ranges are too thin to mean anything and the answer is "too-few-rounds"."""
+    if a is None or b is None:
+        return "n/a"
+    if min(a.n, b.n) < min_rounds:
+        return "too-few-rounds"
+    if a.lo > b.hi:
+        return "ahead" if higher_is_better else "behind"
+    if a.hi < b.lo:
+        return "behind" if higher_is_better else "ahead"
+    return "overlap"
+
+
+def summarize(cells: list[dict], rows: list[str], arms: list[str],
+              busy_threshold_pct: float) -> dict[tuple[str, str], dict]:
+    """Group cells by (row, arm) and reduce each metric over the successful rounds."""
+    out = {}
+    for row in rows:
+        for arm in arms:
+            mine = [c for c in cells if c["row"] == row and c["arm"] == arm]
+            ok = [c for c in mine if c.get("ok")]
+            metrics = {m: over_rounds([c["metrics"].get(m) for c in ok]) for m in METRICS}
+            out[(row, arm)] = {
+                "row": row, "arm": arm, "rounds": len(ok), "failed_rounds": len(mine) - len(ok),
+                "errors_total": int(sum(c["metrics"]["errors"] for c in ok)),
+                "busy_rounds": sum(1 for c in ok
+                                   if c["metrics"]["busy_pct"] > busy_threshold_pct),
+                "metrics": metrics,
+            }
+    return out
+
+
+def compare(summary: dict[tuple[str, str], dict], compares, rows: list[str],
+            arms: list[str], min_rounds: int) -> list[dict]:
+    """One verdict per comparison, metric, and row (arm comparisons) or arm (row
+    comparisons). The ratio is median(a)/median(b)."""
+    out = []
+    for c in compares:
+        within = rows if c.over == "arms" else arms
+        for w in within:
+            ka, kb = ((w, c.a), (w, c.b)) if c.over == "arms" else ((c.a, w), (c.b, w))
+            if ka not in summary or kb not in summary:
+                continue
+            for m in c.metrics:
+                ra, rb = summary[ka]["metrics"][m], summary[kb]["metrics"][m]
+                ratio = (ra.median / rb.median
+                         if ra is not None and rb is not None and rb.median else None)
+                out.append({
+                    "a": c.a, "b": c.b, "over": c.over, "within": w, "metric": m,
+                    "verdict": verdict(ra, rb, METRICS[m][0], min_rounds),
+                    "ratio": ratio,
+                    "a_range": ra.as_dict() if ra else None,
+                    "b_range": rb.as_dict() if rb else None,
+                })
+    return out
+
+
+def verdict_column(metric: str, b: str) -> str:
+    return f"verdict_{metric}_vs_{b}"
+
+
+def ratio_column(metric: str, b: str) -> str:
+    return f"ratio_{metric}_vs_{b}"

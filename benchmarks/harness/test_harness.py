@@ -1,0 +1,389 @@
+"""harness/test_harness: unit tests of the harness's own logic (chapter 01).
+
+Role: the arithmetic and bookkeeping the book's tables rest on, checked without
+starting a server: verdicts and medians, CPU accounting from a fake /proc tree, the
+rotation of arms, spec checking (including the refusal of non-loopback targets), the
+parsing of both clients' reports, and the CSV a results-table renders. Run by CTest
+(label `unit`) as `/usr/bin/python3 -m unittest -v test_harness`.
+"""
+
+from __future__ import annotations
+
+import csv
+import glob
+import io
+import os
+import shutil
+import sys
+import tempfile
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+
+import clients  # noqa: E402
+import procfs  # noqa: E402
+import report  # noqa: E402
+import servers  # noqa: E402
+import specfile  # noqa: E402
+import summary as sm  # noqa: E402
+
+TCK = procfs.CLK_TCK
+
+
+def stat_line(pid: int, comm: str, utime: int, stime: int, ppid: int = 1) -> str:
+    # pid (comm) state ppid pgrp session tty tpgid flags minflt cminflt majflt cmajflt
+    # utime stime cutime cstime ...
+    return (f"{pid} ({comm}) S {ppid} {pid} {pid} 0 -1 4194560 100 0 0 0 "
+            f"{utime} {stime} 0 0 20 0 1 0 100 1000 100 0\n")
+
+
+class FakeProc:
+    """A /proc tree in a temporary directory: processes, their threads, /proc/stat."""
+
+    def __init__(self) -> None:
+        self.root = tempfile.mkdtemp(prefix="fakeproc-")
+
+    def close(self) -> None:
+        shutil.rmtree(self.root, ignore_errors=True)
+
+    def process(self, pid: int, comm: str, ticks: tuple[int, int], ppid: int = 1) -> None:
+        os.makedirs(f"{self.root}/{pid}/task", exist_ok=True)
+        with open(f"{self.root}/{pid}/stat", "w") as f:
+            f.write(stat_line(pid, comm, *ticks, ppid=ppid))
+
+    def thread(self, pid: int, tid: int, comm: str, utime: int, stime: int) -> None:
+        d = f"{self.root}/{pid}/task/{tid}"
+        os.makedirs(d, exist_ok=True)
+        with open(f"{d}/stat", "w") as f:
+            f.write(stat_line(tid, comm, utime, stime, ppid=1))
+        with open(f"{d}/comm", "w") as f:
+            f.write(comm + "\n")
+
+    def drop_thread(self, pid: int, tid: int) -> None:
+        shutil.rmtree(f"{self.root}/{pid}/task/{tid}")
+
+    def machine(self, user: int, system: int, idle: int, steal: int = 0) -> None:
+        with open(f"{self.root}/stat", "w") as f:
+            f.write(f"cpu  {user} 0 {system} {idle} 0 0 0 {steal} 0 0\n"
+                    f"cpu0 {user} 0 {system} {idle} 0 0 0 {steal} 0 0\n")
+
+
+class ParseStat(unittest.TestCase):
+    def test_comm_with_spaces_and_parentheses_does_not_shift_fields(self):
+        st = procfs.parse_stat(stat_line(42, "a) b (c", 7, 3, ppid=9))
+        self.assertEqual((st.comm, st.ppid, st.utime, st.stime, st.ticks),
+                         ("a) b (c", 9, 7, 3, 10))
+
+    def test_roles_from_thread_names(self):
+        plain = procfs.Target(10)
+        self.assertEqual(procfs.role_of("loop-0", 11, plain), "loop")
+        self.assertEqual(procfs.role_of("pool-0-1", 12, plain), "pool")
+        self.assertEqual(procfs.role_of("floor-0", 13, plain), "floor")
+        self.assertEqual(procfs.role_of("handoff-01", 10, plain), "other")
+        self.assertEqual(procfs.role_of("loopy", 14, plain), "other")
+        self.assertEqual(procfs.role_of("nginx", 20, procfs.Target(20, process_role="worker")),
+                         "worker")
+        self.assertEqual(procfs.role_of("epoll-floor", 30, procfs.Target(30, main_role="floor")),
+                         "floor")
+        self.assertEqual(procfs.role_of("epoll-floor", 31, procfs.Target(30, main_role="floor")),
+                         "other")
+
+
+class CpuAccounting(unittest.TestCase):
+    def setUp(self):
+        self.p = FakeProc()
+
+    def tearDown(self):
+        self.p.close()
+
+    def test_per_role_cpu_over_a_window_with_a_thread_born_and_one_gone(self):
+        p = self.p
+        p.process(100, "handoff-01", (50, 50))
+        p.thread(100, 100, "handoff-01", 10, 5)
+        p.thread(100, 101, "loop-0", 100, 50)
+        p.thread(100, 102, "pool-0-0", 20, 20)
+        p.thread(100, 103, "pool-0-1", 1, 1)
+        target = [procfs.Target(100)]
+        before = procfs.snapshot(target, root=p.root)
+        self.assertEqual(len(before.threads), 4)
+        # In the window: loop +30 ticks, pool-0-0 +10, pool-0-1 exits, pool-0-2 is born
+        # with 4, main unchanged; the whole process moved by 60.
+        p.process(100, "handoff-01", (80, 80))
+        p.thread(100, 101, "loop-0", 120, 60)
+        p.thread(100, 102, "pool-0-0", 25, 25)
+        p.drop_thread(100, 103)
+        p.thread(100, 104, "pool-0-2", 3, 1)
+        after = procfs.snapshot(target, root=p.root)
+        d = procfs.delta(before, after)
+        us = 1e6 / TCK
+        self.assertAlmostEqual(d.per_role_us["loop"], 30 * us)
+        self.assertAlmostEqual(d.per_role_us["pool"], 14 * us)
+        self.assertAlmostEqual(d.per_role_us["other"], 0.0)
+        self.assertEqual(d.process_ticks, 60)
+        self.assertEqual(d.lost_threads, 1)
+        self.assertAlmostEqual(procfs.group_us(d.per_role_us, procfs.LOOP_ROLES), 30 * us)
+        self.assertIsNone(procfs.group_us({"loop": 1.0}, procfs.POOL_ROLES))
+
+    def test_nginx_workers_are_found_as_children_and_sampled_as_worker(self):
+        p = self.p
+        p.process(200, "nginx", (1, 1))
+        p.thread(200, 200, "nginx", 1, 1)
+        p.process(201, "nginx", (10, 0), ppid=200)
+        p.thread(201, 201, "nginx", 10, 0)
+        p.process(300, "bash", (0, 0), ppid=1)
+        self.assertEqual(procfs.children_of(200, root=p.root), [201])
+        snap = procfs.snapshot([procfs.Target(200, process_role="master"),
+                                procfs.Target(201, process_role="worker")], root=p.root)
+        roles = sorted(t.role for t in snap.threads.values())
+        self.assertEqual(roles, ["master", "worker"])
+
+    def test_machine_busy_counts_steal_and_subtracts_what_was_accounted(self):
+        p = self.p
+        p.machine(user=1000, system=500, idle=5000, steal=0)
+        m0 = procfs.machine_times(root=p.root)
+        # Over a 2 s window: 300 busy jiffies (incl. 20 steal), of which the arm and the
+        # client took 250; the other 50 over 2 s is 25 jiffies/s = 25% of one core.
+        p.machine(user=1200, system=580, idle=5100, steal=20)
+        m1 = procfs.machine_times(root=p.root)
+        self.assertEqual(m1.busy - m0.busy, 300)
+        pct = procfs.other_busy_pct(m0, m1, accounted_ticks=250, window_s=2.0)
+        self.assertAlmostEqual(pct, 50 / (2.0 * TCK) * 100)
+        self.assertEqual(procfs.other_busy_pct(m0, m1, accounted_ticks=400, window_s=2.0), 0.0)
+
+
+class Metrics(unittest.TestCase):
+    def cpu(self, roles: dict[str, float], process_us: float) -> procfs.CpuDelta:
+        return procfs.CpuDelta([], roles, int(round(process_us * TCK / 1e6)), 0)
+
+    def test_cell_metrics_divide_cpu_by_requests_and_leave_absent_roles_empty(self):
+        m = sm.cell_metrics(requests=100_000, rps=50_000.0,
+                            latency_us={"p50": 100, "p99": 900},
+                            errors_total=0, cpu=self.cpu({"loop": 800_000.0}, 1_000_000.0),
+                            client_ticks=TCK, window_s=2.0, busy_pct=3.0)
+        self.assertAlmostEqual(m["loop_us_per_req"], 8.0)
+        self.assertIsNone(m["pool_us_per_req"])
+        self.assertIsNone(m["pool_cpu_pct"])
+        self.assertAlmostEqual(m["loop_cpu_pct"], 40.0)
+        self.assertAlmostEqual(m["server_us_per_req"], 10.0)
+        self.assertAlmostEqual(m["client_us_per_req"], 10.0)
+        self.assertEqual((m["p50_us"], m["p99_us"], m["p99_9_us"]), (100, 900, None))
+
+    def test_pool_percent_is_of_the_window_and_may_exceed_one_core(self):
+        m = sm.cell_metrics(requests=10, rps=5.0, latency_us={}, errors_total=0,
+                            cpu=self.cpu({"loop": 1e6, "pool": 3e6}, 4e6),
+                            client_ticks=0, window_s=2.0, busy_pct=0.0)
+        self.assertAlmostEqual(m["pool_cpu_pct"], 150.0)
+        self.assertAlmostEqual(m["pool_us_per_req"], 300_000.0)
+
+
+class Verdicts(unittest.TestCase):
+    def test_median_and_range_over_rounds_skip_missing_values(self):
+        r = sm.over_rounds([5.0, None, 1.0, 3.0, 4.0])
+        self.assertEqual((r.median, r.lo, r.hi, r.n), (3.5, 1.0, 5.0, 4))
+        self.assertIsNone(sm.over_rounds([None, None]))
+        self.assertEqual(sm.over_rounds([2.0, 9.0, 4.0]).median, 4.0)
+
+    def test_verdicts_in_both_directions(self):
+        lo = sm.Range(5, 4, 6, 5)
+        hi = sm.Range(10, 8, 12, 5)
+        near = sm.Range(7, 5.5, 9, 5)
+        # CPU µs: lower is better.
+        self.assertEqual(sm.verdict(lo, hi, higher_is_better=False), "ahead")
+        self.assertEqual(sm.verdict(hi, lo, higher_is_better=False), "behind")
+        # Requests/s: higher is better.
+        self.assertEqual(sm.verdict(hi, lo, higher_is_better=True), "ahead")
+        self.assertEqual(sm.verdict(lo, hi, higher_is_better=True), "behind")
+        self.assertEqual(sm.verdict(lo, near, higher_is_better=True), "overlap")
+        self.assertEqual(sm.verdict(near, hi, higher_is_better=False), "overlap")
+
+    def test_touching_ranges_overlap_and_thin_or_missing_ranges_give_no_verdict(self):
+        a = sm.Range(5, 4, 6, 5)
+        b = sm.Range(7, 6, 8, 5)
+        self.assertEqual(sm.verdict(a, b, True), "overlap")
+        self.assertEqual(sm.verdict(sm.Range(1, 1, 1, 1), sm.Range(9, 9, 9, 1), True, 3),
+                         "too-few-rounds")
+        self.assertEqual(sm.verdict(None, b, True), "n/a")
+
+    def _cells(self):
+        cells = []
+        for r, (a_us, b_us) in enumerate([(5, 9), (6, 10), (5.5, 11)]):
+            for arm, us in (("ring", a_us), ("dgram", b_us)):
+                metrics = {m: None for m in sm.METRICS}
+                metrics.update(loop_us_per_req=us, rps=1000.0 + r, errors=0.0,
+                               busy_pct=40.0 if (arm, r) == ("ring", 1) else 1.0)
+                cells.append({"round": r, "row": "c16", "arm": arm, "ok": True,
+                              "metrics": metrics})
+        cells.append({"round": 3, "row": "c16", "arm": "ring", "ok": False,
+                      "error": "boom", "metrics": {}})
+        return cells
+
+    def test_summary_and_comparison_of_two_arms(self):
+        summ = sm.summarize(self._cells(), ["c16"], ["ring", "dgram"], busy_threshold_pct=25)
+        ring = summ[("c16", "ring")]
+        self.assertEqual((ring["rounds"], ring["failed_rounds"], ring["busy_rounds"]), (3, 1, 1))
+        self.assertEqual(ring["metrics"]["loop_us_per_req"].median, 5.5)
+        cmp = specfile.Compare("ring", "dgram", "arms", ("loop_us_per_req", "rps"))
+        out = sm.compare(summ, [cmp], ["c16"], ["ring", "dgram"], min_rounds=3)
+        by_metric = {c["metric"]: c for c in out}
+        self.assertEqual(by_metric["loop_us_per_req"]["verdict"], "ahead")
+        self.assertAlmostEqual(by_metric["loop_us_per_req"]["ratio"], 0.55)
+        self.assertEqual(by_metric["rps"]["verdict"], "overlap")
+
+    def test_csv_puts_the_verdict_on_the_first_arms_line(self):
+        spec = specfile.parse(MINIMAL.replace('compare = [["b", "a"]]',
+                                              'compare = [["ring", "dgram"]]')
+                              .replace('"a"', '"ring"').replace('"b"', '"dgram"'))
+        summ = sm.summarize(self._cells(), ["c16"], ["ring", "dgram"], 25)
+        comparisons = sm.compare(summ, spec.compares, ["c16"], ["ring", "dgram"], 3)
+        buf = io.StringIO()
+        header = report.csv_header(spec.compares)
+        w = csv.DictWriter(buf, fieldnames=header, restval="")
+        w.writeheader()
+        for line in report.csv_rows(spec, summ, comparisons):
+            w.writerow(line)
+        rows = list(csv.DictReader(io.StringIO(buf.getvalue())))
+        col = sm.verdict_column("loop_us_per_req", "dgram")
+        self.assertEqual([(r["arm"], r[col]) for r in rows], [("ring", "ahead"), ("dgram", "")])
+        self.assertEqual(rows[0]["loop_us_per_req_median"], "5.50")
+        self.assertEqual(rows[0]["pool_us_per_req_median"], "")
+
+
+class Rotation(unittest.TestCase):
+    def test_each_round_starts_one_arm_later(self):
+        arms = ["A", "B", "C"]
+        self.assertEqual([specfile.rotation(arms, r) for r in range(4)],
+                         [["A", "B", "C"], ["B", "C", "A"], ["C", "A", "B"], ["A", "B", "C"]])
+        self.assertEqual(specfile.rotation([], 3), [])
+
+    def test_every_arm_goes_first_equally_often_over_a_multiple_of_rounds(self):
+        arms = ["A", "B", "C", "D"]
+        firsts = [specfile.rotation(arms, r)[0] for r in range(8)]
+        self.assertEqual(sorted(firsts), sorted(arms * 2))
+
+
+MINIMAL = """
+compare = [["b", "a"]]
+[spec]
+chapter = "01-baseline"
+name = "t"
+[modes.quick]
+rounds = 1
+duration_s = 1
+[modes.full]
+rounds = 5
+duration_s = 6
+[[arms]]
+name = "a"
+kind = "stage"
+binary = "handoff-01"
+args = ["--dispatch", "inline"]
+[[arms]]
+name = "b"
+kind = "nginx"
+[[rows]]
+name = "c16"
+connections = 16
+"""
+
+
+class Specs(unittest.TestCase):
+    def test_a_minimal_spec_parses_with_defaults(self):
+        s = specfile.parse(MINIMAL)
+        self.assertEqual([a.name for a in s.arms], ["a", "b"])
+        self.assertEqual(s.rows[0].client, "loadgen")
+        self.assertEqual(s.compares[0].over, "arms")
+        self.assertEqual(s.modes["full"].rounds, 5)
+        self.assertEqual(s.arms[1].template, "benchmarks/peers/nginx.conf.in")
+
+    def test_mistakes_are_refused_before_anything_runs(self):
+        bad = {
+            "unknown key": MINIMAL.replace('connections = 16', 'conections = 16'),
+            "non-loopback host": MINIMAL.replace('"--dispatch", "inline"',
+                                                 '"--host", "10.0.0.1"'),
+            "wrk open loop": MINIMAL + 'client = "wrk"\nmodel = "open"\nrate = 1000\n',
+            "compare arm with row": MINIMAL.replace('[["b", "a"]]', '[["b", "c16"]]'),
+            "unknown metric": MINIMAL.replace("[spec]", "[spec]\nplots = [\"speed\"]"),
+            "paced without rate": MINIMAL + 'model = "paced"\n',
+            "binary as a path": MINIMAL.replace('"handoff-01"', '"/bin/sh"'),
+        }
+        for what, text in bad.items():
+            with self.subTest(what), self.assertRaises(specfile.SpecError):
+                specfile.parse(text)
+
+    def test_only_loopback_targets_are_accepted(self):
+        for ok in ("127.0.0.1", "127.0.0.2", "::1", "[::1]"):
+            self.assertEqual(specfile.check_loopback(ok), ok)
+        for bad in ("10.0.0.1", "example.com", "0.0.0.0", "localhost.evil"):
+            with self.subTest(bad), self.assertRaises(specfile.SpecError):
+                specfile.check_loopback(bad)
+        with self.assertRaises(Exception):
+            clients.loadgen_argv("/b", "http://192.168.1.1:80/", specfile.Row("r"), 1, "/x")
+
+    def test_every_committed_spec_parses(self):
+        paths = glob.glob(os.path.join(HERE, "..", "specs", "*.toml"))
+        self.assertTrue(paths)
+        for p in paths:
+            with self.subTest(os.path.basename(p)):
+                specfile.load(p)
+
+
+class ClientReports(unittest.TestCase):
+    def test_loadgen_report_is_read_to_the_contract(self):
+        doc = {"requests": 1000, "duration_s": 2.0, "rps": 500.0,
+               "errors": {"connect": 0, "read": 1, "timeout": 0, "parse": 0,
+                          "status_4xx": 2, "status_5xx": 0},
+               "latency_us": {"p50": 10, "p90": 20, "p99": 30, "p99_9": 40, "max": 50,
+                              "mean": 12.5, "min": 1},
+               "worst_per_connection_us": 50}
+        r = clients.parse_loadgen(doc)
+        self.assertEqual((r["requests"], r["errors_total"], r["latency_us"]["p99_9"]),
+                         (1000, 3, 40.0))
+        del doc["rps"]
+        with self.assertRaises(clients.ClientError):
+            clients.parse_loadgen(doc)
+
+    def test_wrk_summary_line_is_found_among_wrks_own_output(self):
+        out = ("Running 2s test @ http://127.0.0.1:1/\n  1 threads and 16 connections\n"
+               'WRK-JSON {"requests":300000,"bytes":1,"duration_us":2000000,'
+               '"errors":{"connect":0,"read":0,"write":0,"status":4,"timeout":1},'
+               '"latency_us":{"min":5,"max":900,"mean":80.5,"stdev":3.0,'
+               '"p50":70,"p90":120,"p99":400,"p99_9":800}}\n'
+               "Requests/sec: 150000.00\n")
+        r = clients.parse_wrk(out)
+        self.assertEqual((r["requests"], r["rps"], r["errors_total"]), (300000, 150000.0, 5))
+        self.assertEqual(r["latency_us"]["p99"], 400.0)
+        with self.assertRaises(clients.ClientError):
+            clients.parse_wrk("Requests/sec: 1\n")
+
+    def test_client_command_lines(self):
+        row = specfile.Row("r", path="/x", model="paced", connections=8, rate=1000)
+        argv = clients.loadgen_argv("/b", "http://127.0.0.1:9/x", row, 1.5, "/o.json")
+        self.assertEqual(argv[:3], ["/b/loadgen", "--url", "http://127.0.0.1:9/x"])
+        self.assertIn("--warmup", argv)
+        self.assertEqual(argv[argv.index("--warmup") + 1], "0")
+        self.assertEqual(argv[argv.index("--rate") + 1], "1000")
+        self.assertEqual(argv[-2:], ["--json", "/o.json"])
+        self.assertEqual(clients.wrk_seconds(1.5), 2)
+        self.assertEqual(clients.wrk_seconds(0.2), 1)
+        self.assertEqual(clients.wrk_seconds(2.0), 2)
+
+    def test_ready_line(self):
+        m = servers.READY_RE.search(b"starting\nhandoff: listening on http://127.0.0.1:40123\n")
+        self.assertEqual((m.group(1), m.group(2)), (b"127.0.0.1", b"40123"))
+        self.assertIsNone(servers.READY_RE.search(b"handoff: listening on 127.0.0.1:1\n"))
+
+
+class Reproduce(unittest.TestCase):
+    def test_paths_inside_the_repository_become_relative(self):
+        root = "/src/handoff"
+        cmd = report.reproduce_command(
+            [f"{root}/benchmarks/harness/bench.py", "run",
+             f"{root}/benchmarks/specs/x.toml", "--build-dir", f"{root}/build/release",
+             "--out", "/tmp/r s"], root)
+        self.assertEqual(cmd, "python3 benchmarks/harness/bench.py run benchmarks/specs/x.toml "
+                              "--build-dir build/release --out '/tmp/r s'")
+
+
+if __name__ == "__main__":
+    unittest.main()
