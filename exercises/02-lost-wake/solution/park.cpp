@@ -1,0 +1,28 @@
+// exercises/02-lost-wake/solution: announce, fence, re-check, block.
+#include <poll.h>
+#include <unistd.h>
+
+#include "lane.h"
+
+namespace exercise {
+
+std::optional<int> Lane::park(std::chrono::milliseconds limit, bool& timed_out) {
+  parked_.fetch_add(1, std::memory_order_relaxed);  // announce
+  // The announcement must be visible before the re-check loads the ring: a store then a
+  // load. Pairs with the fence in submit() between its push and its read of parked_.
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  if (between_steps_) between_steps_();
+  int job;
+  if (ring_.try_pop(job)) {  // re-check: a push before our announcement is seen here
+    parked_.fetch_sub(1, std::memory_order_relaxed);
+    return job;
+  }
+  pollfd p{wake_.get(), POLLIN, 0};
+  timed_out = ::poll(&p, 1, static_cast<int>(limit.count())) == 0;  // block
+  std::uint64_t n;
+  [[maybe_unused]] auto r = ::read(wake_.get(), &n, sizeof n);
+  parked_.fetch_sub(1, std::memory_order_relaxed);
+  return std::nullopt;
+}
+
+}  // namespace exercise
