@@ -45,18 +45,26 @@ TEST_CASE("word ring: two producers and two consumers deliver every word exactly
   WordRing ring(64);
   std::vector<std::vector<std::uint64_t>> got(2);
   std::atomic<std::uint64_t> taken{0};
+  std::atomic<bool> stalled{false};  // a producer found the ring full for far too long
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(5);
   std::vector<std::thread> threads;
   for (std::uint64_t p = 0; p < 2; ++p) {
     threads.emplace_back([&, p] {
       for (std::uint64_t i = 0; i < kPerProducer; ++i) {
-        while (!ring.try_push(p * kPerProducer + i)) std::this_thread::yield();
+        while (!ring.try_push(p * kPerProducer + i)) {
+          if (std::chrono::steady_clock::now() > give_up) {
+            stalled = true;
+            return;
+          }
+          std::this_thread::yield();
+        }
       }
     });
   }
   for (int c = 0; c < 2; ++c) {
     threads.emplace_back([&, c] {
       std::uint64_t v;
-      while (taken.load() < 2 * kPerProducer) {
+      while (taken.load() < 2 * kPerProducer && !stalled.load()) {
         if (ring.try_pop(v)) {
           got[static_cast<std::size_t>(c)].push_back(v);
           taken.fetch_add(1);
@@ -67,6 +75,7 @@ TEST_CASE("word ring: two producers and two consumers deliver every word exactly
     });
   }
   for (auto& t : threads) t.join();
+  REQUIRE_FALSE(stalled.load());
   std::vector<int> seen(2 * kPerProducer, 0);
   for (const auto& g : got) {
     for (auto v : g) {
