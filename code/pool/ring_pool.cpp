@@ -131,13 +131,12 @@ void RingPool::drain_completions() {
 }
 
 void RingPool::drain_loop_pokes() {
+  // One recv: complete() pokes at most once per raised flag, so there is rarely a second
+  // poke, and if there is, the level-triggered fd reports it again next turn. Reading until
+  // EAGAIN would cost every wake a second, empty, syscall. after_wait() drains the ring.
   std::uint64_t word;
-  for (;;) {
-    const ssize_t n = ::recv(done_loop_.get(), &word, sizeof word, MSG_DONTWAIT);
-    loop_stats_->add(stats::Counter::handoff_recvs);
-    if (n != static_cast<ssize_t>(sizeof word)) break;
-  }
-  // after_wait() drains the ring itself.
+  ::recv(done_loop_.get(), &word, sizeof word, MSG_DONTWAIT);
+  loop_stats_->add(stats::Counter::handoff_recvs);
 }
 
 // ---------------------------------------------------------------- a pool thread's side
