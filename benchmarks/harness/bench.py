@@ -5,6 +5,8 @@ Role: the command line over the harness's modules.
 
   bench.py run SPEC.toml --mode quick|full --build-dir DIR [--out DIR] [--verify]
       one spec: every round x row x arm, results to OUT/<chapter>/<name>.{json,csv,png}
+  bench.py micro --build-dir DIR [--mode quick|full] [--out DIR]
+      the Google Benchmark micro-benchmarks (ring-bench) to OUT/<chapter>/<name>.{json,csv}
   bench.py probe --build-dir DIR [--mode quick|full] [--out DIR]
       handoff-probe's round-trip prices to OUT/01-baseline/handoff-probe.{json,csv,png}
   bench.py all --mode quick|full --build-dir DIR [--out DIR] [--strict]
@@ -31,6 +33,7 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
+import micro  # noqa: E402
 import probe  # noqa: E402
 import runner  # noqa: E402
 import specfile  # noqa: E402
@@ -156,6 +159,25 @@ def cmd_probe(args) -> int:
     return 0
 
 
+def micro_reproduce_argv(args) -> list[str]:
+    argv = [os.path.join(HERE, "bench.py"), "micro", "--mode", args.mode, "--build-dir", args.build_dir]
+    if os.path.abspath(args.out) != DEFAULT_OUT:
+        argv += ["--out", args.out]
+    return argv
+
+
+def cmd_micro(args) -> int:
+    try:
+        missing = micro.run_micro(build_dir=args.build_dir, out_dir=args.out, repo_root=REPO_ROOT,
+                                  mode=args.mode, argv=args.argv, reproduce_argv=micro_reproduce_argv(args))
+    except micro.MicroError as e:
+        print(f"bench micro: {e}", file=sys.stderr)
+        return 1
+    for m in missing:
+        print(f"bench micro: {m}", file=sys.stderr)
+    return 1 if missing else 0
+
+
 def cmd_all(args) -> int:
     status = 0
     skipped = []
@@ -189,6 +211,15 @@ def cmd_all(args) -> int:
         skipped.append(f"probe: {probe.binary(args.build_dir)} not built")
         if args.strict:
             status = 1
+    try:
+        missing = micro.run_micro(build_dir=args.build_dir, out_dir=args.out, repo_root=REPO_ROOT,
+                                  mode=args.mode, argv=args.argv, reproduce_argv=micro_reproduce_argv(args))
+        skipped += [f"micro {m}" for m in missing]
+        if missing and args.strict:
+            status = 1
+    except micro.MicroError as e:
+        print(f"bench all: micro: {e}", file=sys.stderr)
+        status = 1
     if skipped:
         print("\nnot measured (parts not built here):", file=sys.stderr)
         for s in skipped:
@@ -237,7 +268,12 @@ def main(argv: list[str]) -> int:
     p.add_argument("--rounds", type=int)
     p.set_defaults(func=cmd_probe)
 
-    p = sub.add_parser("all", help="run every spec and the probe")
+    p = sub.add_parser("micro", help="run the Google Benchmark micro-benchmarks")
+    p.add_argument("--mode", choices=specfile.MODES, default="quick")
+    common(p)
+    p.set_defaults(func=cmd_micro)
+
+    p = sub.add_parser("all", help="run every spec, the probe and the micro-benchmarks")
     p.add_argument("--mode", choices=specfile.MODES, required=True)
     common(p)
     p.add_argument("--strict", action="store_true",
