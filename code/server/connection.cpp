@@ -21,8 +21,7 @@ constexpr std::int64_t kMsToNs = 1'000'000;
 
 Connection::Connection(Worker& worker, net::Fd fd, std::uint64_t id, std::int64_t now_ns)
     : worker_(worker), fd_(std::move(fd)), id_(id), parser_(worker.options().limits), last_activity_ns_(now_ns) {
-  interest_ = EPOLLIN;
-  worker_.reactor().add(fd_.get(), interest_, this);
+  worker_.reactor().add(fd_.get(), EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET, this);
 }
 
 void Connection::on_io(std::uint32_t events) {
@@ -31,9 +30,12 @@ void Connection::on_io(std::uint32_t events) {
     close_now();
     return;
   }
-  if (events & EPOLLIN) read_some();
-  if (!closed_ && (events & EPOLLOUT)) flush();
-  if (!closed_) update_interest();
+  if (events & EPOLLOUT) writable_ = true;
+  if (events & (EPOLLIN | EPOLLRDHUP)) {
+    readable_ = true;
+    read_some();
+  }
+  if (!closed_ && writable_ && !outq_.empty()) flush();
 }
 
 bool Connection::wants_to_read() const {
@@ -50,30 +52,40 @@ bool Connection::idle() const {
 
 // [connection.read]
 void Connection::read_some() {
+  if (in_read_) return;  // an inline handler's answer got here from inside this loop
+  in_read_ = true;
   auto buffer = worker_.read_buffer();
-  for (int reads = 0; reads < 4 && wants_to_read(); ++reads) {
+  while (readable_ && wants_to_read() && !closed_) {
     const ssize_t n = ::recv(fd_.get(), buffer.data(), buffer.size(), 0);
     if (n > 0) {
+      // A short read drained the socket: the next arrival raises a new edge.
+      if (static_cast<std::size_t>(n) < buffer.size()) readable_ = false;
       last_activity_ns_ = worker_.now_ns();
       if (lingering_) continue;  // our side is closed: discard until the peer's EOF
       parser_.feed({buffer.data(), static_cast<std::size_t>(n)});
       process_requests();
-      if (closed_) return;
-      if (static_cast<std::size_t>(n) < buffer.size()) return;
       continue;
     }
+    readable_ = false;
     if (n == 0) {
       if (lingering_ || (exchanges_.empty() && outq_.empty())) {
         close_now();
-        return;
+      } else {
+        peer_closed_ = true;  // half-closed: answer what was read, then close
       }
-      peer_closed_ = true;  // half-closed: answer what was read, then close
-      return;
+    } else if (errno == EINTR) {
+      readable_ = true;
+    } else if (errno != EAGAIN && errno != EWOULDBLOCK) {
+      close_now();
     }
-    if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) return;
-    close_now();
-    return;
   }
+  in_read_ = false;
+}
+
+// Reading pauses (pipeline full, output backed up, draining) without telling epoll; when
+// the reason goes away, input that arrived meanwhile raised no new edge, so read it now.
+void Connection::resume_reading() {
+  if (!closed_ && readable_ && wants_to_read()) read_some();
 }
 
 void Connection::process_requests() {
@@ -167,7 +179,7 @@ void Connection::apply(std::uint64_t seq, pool::Frame::Kind kind, http::Response
   if (index == 0) {
     advance();
     flush();
-    if (!closed_) update_interest();
+    resume_reading();
   }
 }
 
@@ -202,7 +214,7 @@ void Connection::advance() {
 
 // [connection.flush]
 void Connection::flush() {
-  while (!outq_.empty()) {
+  while (!outq_.empty() && writable_) {
     iovec iov[64];
     int count = 0;
     for (auto it = outq_.begin(); it != outq_.end() && count < 64; ++it, ++count) {
@@ -217,7 +229,11 @@ void Connection::flush() {
     // of a process-killing SIGPIPE, without touching process-wide signal state.
     const ssize_t n = ::sendmsg(fd_.get(), &msg, MSG_NOSIGNAL);
     if (n < 0) {
-      if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) return;  // EPOLLOUT resumes
+      if (errno == EINTR) continue;
+      if (errno == EAGAIN || errno == EWOULDBLOCK) {
+        writable_ = false;  // the output edge resumes us
+        return;
+      }
       close_now();
       return;
     }
@@ -235,7 +251,7 @@ void Connection::flush() {
       out_offset_ = 0;
     }
   }
-  if (!exchanges_.empty()) return;
+  if (!exchanges_.empty() || !outq_.empty()) return;
   if (close_after_flush_) {
     start_lingering_close();
   } else if (peer_closed_ || (draining_ && idle())) {
@@ -243,16 +259,6 @@ void Connection::flush() {
   }
 }
 // [connection.flush]
-
-void Connection::update_interest() {
-  std::uint32_t want = 0;
-  if (wants_to_read()) want |= EPOLLIN;
-  if (!outq_.empty()) want |= EPOLLOUT;
-  if (want != interest_) {
-    worker_.reactor().modify(fd_.get(), want, this);
-    interest_ = want;
-  }
-}
 
 // A plain close() with unread input makes the kernel send a reset, which can destroy
 // the error response still in flight. So: shut our side, read and discard until the
@@ -262,6 +268,7 @@ void Connection::start_lingering_close() {
   ::shutdown(fd_.get(), SHUT_WR);
   lingering_ = true;
   linger_deadline_ns_ = worker_.now_ns() + (draining_ ? kDrainLingerNs : kLingerNs);
+  read_some();  // discard what was left unread; the peer's EOF closes us
 }
 
 void Connection::close_now() {
@@ -273,11 +280,7 @@ void Connection::close_now() {
 void Connection::begin_drain() {
   draining_ = true;
   if (lingering_) linger_deadline_ns_ = std::min(linger_deadline_ns_, worker_.now_ns() + kDrainLingerNs);
-  if (idle() && !lingering_) {
-    close_now();
-  } else {
-    update_interest();
-  }
+  if (idle() && !lingering_) close_now();
 }
 
 // [connection.sweep]

@@ -26,6 +26,12 @@ class Worker;
 /// until every earlier exchange has finished, so responses leave in request order.
 /// A connection never writes bytes produced for another: frames are routed by connection
 /// id (never reused) and sequence number, and dropped if the connection has gone.
+///
+/// The socket is registered once, edge-triggered, for input and output. The connection
+/// keeps its own "readable" and "writable" flags: a short read means the input was drained
+/// (new data brings a new edge), and EAGAIN on send waits for the output edge. So a
+/// connection never calls epoll_ctl after it is added, and epoll never re-polls a socket
+/// that has nothing new, which level-triggered readiness would do on every wait.
 class Connection final : public loop::IoHandler {
  public:
   Connection(Worker& worker, net::Fd fd, std::uint64_t id, std::int64_t now_ns);
@@ -60,7 +66,7 @@ class Connection final : public loop::IoHandler {
   void emit(Exchange& ex, std::string&& bytes);
   void advance();
   void flush();
-  void update_interest();
+  void resume_reading();
   void start_lingering_close();
   bool wants_to_read() const;
   bool idle() const;
@@ -74,7 +80,9 @@ class Connection final : public loop::IoHandler {
   std::deque<std::string> outq_;   // bytes ready to write, in order
   std::size_t out_offset_ = 0;     // bytes of outq_.front() already written
   std::size_t out_bytes_ = 0;      // bytes in outq_ not yet written
-  std::uint32_t interest_ = 0;     // the epoll events currently registered
+  bool readable_ = false;          // unread input may be waiting (edge-triggered: we track it)
+  bool writable_ = true;           // the last send did not hit EAGAIN
+  bool in_read_ = false;           // read_some() is on the stack: do not re-enter it
   std::int64_t last_activity_ns_;  // last byte read or written
   std::int64_t head_started_ns_ = 0;
   std::int64_t linger_deadline_ns_ = 0;

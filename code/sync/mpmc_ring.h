@@ -229,9 +229,10 @@ class MpmcRing {
     Cell* cell;
     for (;;) {
       cell = &cells_[pos & mask_];
-      // acquire: pairs with try_pop's release store of seq = pos (pos - capacity + capacity)
-      // by the consumer of the previous lap: its move out of the cell and destruction of the
-      // old item happen before we construct the new one in the same storage.
+      // acquire: pairs with try_pop's release store of seq = pos by the consumer of position
+      // pos - capacity (the previous lap; on the first lap the constructor set it): that
+      // consumer's move out of the cell and destruction of the old item happen before we
+      // construct the new one in the same storage.
       const std::size_t seq = cell->seq.load(std::memory_order_acquire);
       const auto dif = static_cast<std::ptrdiff_t>(seq - pos);
       if (dif == 0) {
