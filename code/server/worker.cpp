@@ -79,6 +79,7 @@ void Worker::run() {
   while (!(draining_ && connections_.empty())) {
     int timeout = wait_timeout_ms();
     if (pool_ && !pool_->ready_to_wait()) timeout = 0;
+    loop_stats_.add(timeout == 0 ? stats::Counter::loop_polls : stats::Counter::loop_waits);
     reactor_.poll(timeout);
     now_ns_ = stats::monotonic_ns();
     date_.refresh();

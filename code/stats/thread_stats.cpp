@@ -14,6 +14,8 @@ std::string_view counter_name(Counter c) noexcept {
     case Counter::handoff_recvs: return "handoff_recvs";
     case Counter::handoff_eagain: return "handoff_eagain";
     case Counter::accepts: return "accepts";
+    case Counter::loop_waits: return "loop_waits";
+    case Counter::loop_polls: return "loop_polls";
     case Counter::wakes_sent: return "wakes_sent";
     case Counter::parks: return "parks";
     case Counter::spin_catches: return "spin_catches";

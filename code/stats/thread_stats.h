@@ -25,6 +25,8 @@ enum class Counter : std::size_t {
   handoff_recvs,     ///< hand-off syscalls that receive (including one that found nothing)
   handoff_eagain,    ///< hand-off sends that found the channel full and were retried later
   accepts,           ///< connections accepted (loop)
+  loop_waits,        ///< epoll_wait calls that were allowed to block (loop)
+  loop_polls,        ///< epoll_wait calls with a zero timeout: work was already waiting (loop)
   // chapter 02: the ring hand-off
   wakes_sent,        ///< pokes sent to a parked pool thread's lane
   parks,             ///< times a pool thread blocked in recv for want of work
