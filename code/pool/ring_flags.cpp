@@ -20,12 +20,15 @@ void add_ring_flags(CLI::App& app, RingChoice& c) {
       ->check(CLI::NonNegativeNumber)->capture_default_str();
   app.add_option("--pool-dgram-poll-us", c.dgram_poll_us, "a busy pool thread looks for a pill this often")
       ->check(CLI::PositiveNumber)->capture_default_str();
+  app.add_option("--loop-spin-us", c.loop_spin_us,
+                 "the loop spins this long for an answer in flight before it parks (0: off); env HANDOFF_LOOP_SPIN_US")
+      ->check(CLI::NonNegativeNumber)->capture_default_str();
 }
 
 PoolFactory ring_pool_factory(RingChoice c) {
   c.ring = server::env_override("HANDOFF_POOL_RING", c.ring);
-  if (const char* spin = std::getenv("HANDOFF_POOL_SPIN_US"); spin != nullptr && *spin != '\0') {
-    c.spin_us = std::strtod(spin, nullptr);
+  for (auto [env, value] : {std::pair{"HANDOFF_POOL_SPIN_US", &c.spin_us}, std::pair{"HANDOFF_LOOP_SPIN_US", &c.loop_spin_us}}) {
+    if (const char* v = std::getenv(env); v != nullptr && *v != '\0') *value = std::strtod(v, nullptr);
   }
   if (!c.ring) {
     return [](const PoolConfig& config) { return std::make_unique<DatagramPool>(config); };
@@ -34,6 +37,8 @@ PoolFactory ring_pool_factory(RingChoice c) {
   options.spin.spin_ns = static_cast<std::int64_t>(c.spin_us * 1000.0);
   options.spin.yield_after_ns = static_cast<std::int64_t>(c.yield_after_us * 1000.0);
   options.dgram_poll_ns = static_cast<std::int64_t>(c.dgram_poll_us * 1000.0);
+  options.loop_spin.spin_ns = static_cast<std::int64_t>(c.loop_spin_us * 1000.0);
+  options.loop_spin.yield_after_ns = options.loop_spin.spin_ns;  // a loop never yields its core
   return [options](const PoolConfig& config) { return std::make_unique<RingPool>(config, options); };
 }
 

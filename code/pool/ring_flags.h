@@ -17,12 +17,14 @@ struct RingChoice {
   double spin_us = 10.0;            ///< --pool-spin-us, env HANDOFF_POOL_SPIN_US
   double yield_after_us = 2.0;      ///< --pool-yield-after-us
   double dgram_poll_us = 100.0;     ///< --pool-dgram-poll-us
+  double loop_spin_us = 0.0;        ///< --loop-spin-us, env HANDOFF_LOOP_SPIN_US (0: off)
 };
 
-/// Add --pool-ring, --pool-spin-us, --pool-yield-after-us, --pool-dgram-poll-us.
+/// Add --pool-ring, --pool-spin-us, --pool-yield-after-us, --pool-dgram-poll-us, --loop-spin-us.
 void add_ring_flags(CLI::App& app, RingChoice& choice);
 
-/// Apply the environment overrides (HANDOFF_POOL_RING, HANDOFF_POOL_SPIN_US) and return the
+/// Apply the environment overrides (HANDOFF_POOL_RING, HANDOFF_POOL_SPIN_US,
+/// HANDOFF_LOOP_SPIN_US) and return the
 /// factory the server uses: a RingPool, or chapter 01's DatagramPool when the ring is off.
 PoolFactory ring_pool_factory(RingChoice choice);
 

@@ -59,6 +59,7 @@ void RingPool::bind(loop::Reactor& reactor, FrameSink& sink, stats::Registry& re
 
 // [ring.submit]
 void RingPool::submit(Job* job) {
+  ++in_flight_;
   if (!backlog_.empty() || !jobs_.try_push(std::move(job))) {
     backlog_.push_back(job);  // the ring is full: ready_to_wait() keeps the loop turning
     return;
@@ -104,6 +105,8 @@ void RingPool::flush_backlog() {
 bool RingPool::ready_to_wait() {
   flush_backlog();
   if (!backlog_.empty()) return false;  // a full ring: keep turning until it takes the rest
+  // Optional: an answer is on its way, so spin for it rather than park and be poked.
+  if (in_flight_ > 0 && sync::spin_until(options_.loop_spin, [this] { return !done_.empty(); })) return false;
   // Announce, then re-check: raise the flag, fence (the store must be visible before the
   // load of the ring; pairs with the fence in complete()), then look at the ring once more.
   loop_waiting_.store(true, std::memory_order_relaxed);
@@ -125,6 +128,7 @@ void RingPool::after_wait() {
 void RingPool::drain_completions() {
   Frame* frame = nullptr;
   while (done_.try_pop(frame)) {
+    if (frame->kind == Frame::Kind::whole || frame->kind == Frame::Kind::end) --in_flight_;
     sink_->on_frame(*frame);
     delete frame;
   }

@@ -178,3 +178,17 @@ TEST_CASE("ring pool: a ring smaller than a burst backs up in the loop and loses
   rig.pool.stop();
   CHECK(rig.sink.kinds.size() == 500);
 }
+
+TEST_CASE("ring pool: a loop that spins for an answer in flight is never poked", "[pool][ch02]") {
+  testkit::Watchdog dog(20s, "completions into a spinning loop");
+  auto o = options(Order::announce_then_recheck);
+  o.loop_spin.spin_ns = 2'000'000'000;  // far longer than any job below
+  o.loop_spin.yield_after_ns = 2'000'000'000;
+  Rig<pool::RingPool> rig(1, o);
+  for (std::uint64_t i = 0; i < 20; ++i) {
+    rig.pool.submit(make_job(i, kSlow));
+    REQUIRE(rig.run_until(i + 1));
+  }
+  CHECK(rig.pool_counter(stats::Counter::completion_pokes) == 0);
+  rig.pool.stop();
+}
