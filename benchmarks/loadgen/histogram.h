@@ -30,8 +30,7 @@ class LatencyHistogram {
   static constexpr int kSubBits = 7;
   static constexpr std::int64_t kSub = std::int64_t{1} << kSubBits;
   static constexpr int kTopExponent = 40;
-  static constexpr std::size_t kBuckets =
-      static_cast<std::size_t>(kSub + (kTopExponent - kSubBits) * kSub);
+  static constexpr std::size_t kBuckets = static_cast<std::size_t>(kSub + (kTopExponent - kSubBits) * kSub);
 
   LatencyHistogram();
 

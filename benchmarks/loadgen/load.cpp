@@ -87,9 +87,12 @@ void probe(const Target& target) {
 
 const char* model_name(Model model) noexcept {
   switch (model) {
-    case Model::closed: return "closed";
-    case Model::paced: return "paced";
-    case Model::open: return "open";
+    case Model::closed:
+      return "closed";
+    case Model::paced:
+      return "paced";
+    case Model::open:
+      return "open";
   }
   return "closed";
 }
@@ -106,8 +109,8 @@ LoadResult run_load(const LoadConfig& config) {
   detail::RunPlan plan;
   plan.config = &config;
   plan.request = build_request(config);
-  const std::size_t copies = std::clamp<std::size_t>(kTrainBytes / plan.request.size(), 1,
-                                                     static_cast<std::size_t>(config.pipeline));
+  const std::size_t copies =
+      std::clamp<std::size_t>(kTrainBytes / plan.request.size(), 1, static_cast<std::size_t>(config.pipeline));
   plan.request_train.reserve(copies * plan.request.size());
   for (std::size_t i = 0; i < copies; ++i) plan.request_train += plan.request;
   plan.timeout_ns = static_cast<std::int64_t>(config.timeout_ms) * 1'000'000;
@@ -161,8 +164,7 @@ LoadResult run_load(const LoadConfig& config) {
       window.reset();
       for (auto& w : workers) w->take_progress(window, count);
       const double seconds = std::chrono::duration<double>(tick - last).count();
-      config.on_progress(static_cast<double>(detail::now_ns() - start) / 1e9,
-                         static_cast<double>(count) / seconds,
+      config.on_progress(static_cast<double>(detail::now_ns() - start) / 1e9, static_cast<double>(count) / seconds,
                          static_cast<double>(window.percentile(0.99)) / 1e3);
       lock.lock();
     }

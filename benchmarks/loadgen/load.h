@@ -34,8 +34,8 @@ struct LoadConfig {
   std::string method = "GET";  ///< GET, HEAD, POST or PUT (a body only with POST and PUT)
   std::string body;            ///< request body, sent with a Content-Length
   int connections = 16;
-  int threads = 1;             ///< each thread runs its own epoll loop over connections i % threads
-  int pipeline = 1;            ///< requests a connection may have outstanding
+  int threads = 1;   ///< each thread runs its own epoll loop over connections i % threads
+  int pipeline = 1;  ///< requests a connection may have outstanding
   Model model = Model::closed;
   double rate = 0;             ///< open: requests per second, all connections together
   double interval_us = 0;      ///< paced: microseconds between one connection's requests
@@ -71,8 +71,8 @@ struct Sample {
 struct LoadResult {
   std::uint64_t requests = 0;  ///< complete responses in the measured window
   ErrorCounts errors;
-  double duration_s = 0;       ///< the measured window as it actually ran
-  LatencyHistogram latency;    ///< nanoseconds, one value per counted response
+  double duration_s = 0;                     ///< the measured window as it actually ran
+  LatencyHistogram latency;                  ///< nanoseconds, one value per counted response
   std::int64_t worst_per_connection_ns = 0;  ///< max over connections of their worst latency
   std::uint64_t bytes_read = 0;              ///< bytes received in the measured window
   std::uint64_t connects = 0;                ///< connections established, whole run

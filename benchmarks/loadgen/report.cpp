@@ -38,9 +38,12 @@ nlohmann::ordered_json to_json(const LoadConfig& config, const LoadResult& resul
   j["duration_s"] = result.duration_s;
   j["rps"] = result.rps();
   j["latency_us"] = {
-      {"p50", us(h.percentile(0.50))},  {"p90", us(h.percentile(0.90))},
-      {"p99", us(h.percentile(0.99))},  {"p99_9", us(h.percentile(0.999))},
-      {"max", us(h.max())},             {"mean", h.mean() / 1e3},
+      {"p50", us(h.percentile(0.50))},
+      {"p90", us(h.percentile(0.90))},
+      {"p99", us(h.percentile(0.99))},
+      {"p99_9", us(h.percentile(0.999))},
+      {"max", us(h.max())},
+      {"mean", h.mean() / 1e3},
       {"min", us(h.min())},
   };
   j["worst_per_connection_us"] = us(result.worst_per_connection_ns);
@@ -51,8 +54,8 @@ nlohmann::ordered_json to_json(const LoadConfig& config, const LoadResult& resul
 bool write_samples_csv(std::FILE* out, const LoadResult& result) {
   bool ok = std::fputs("send_time_us,due_time_us,latency_us,connection,status\n", out) >= 0;
   for (const Sample& s : result.samples) {
-    ok = ok && std::fprintf(out, "%.3f,%.3f,%.3f,%" PRIu32 ",%u\n", us(s.send_ns), us(s.due_ns),
-                            us(s.latency_ns), s.connection, static_cast<unsigned>(s.status)) > 0;
+    ok = ok && std::fprintf(out, "%.3f,%.3f,%.3f,%" PRIu32 ",%u\n", us(s.send_ns), us(s.due_ns), us(s.latency_ns),
+                            s.connection, static_cast<unsigned>(s.status)) > 0;
   }
   return ok;
 }

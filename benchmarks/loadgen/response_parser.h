@@ -4,8 +4,8 @@
 // response is counted at once and never waited on.
 #pragma once
 
-#include <cstddef>
 #include <llhttp.h>
+#include <cstddef>
 
 namespace handoff::loadgen {
 

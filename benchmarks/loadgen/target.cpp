@@ -14,10 +14,8 @@ namespace handoff::loadgen {
 namespace {
 
 bool iequals(std::string_view a, std::string_view b) {
-  return a.size() == b.size() &&
-         std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
-           return std::tolower(static_cast<unsigned char>(x)) ==
-                  std::tolower(static_cast<unsigned char>(y));
+  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
+           return std::tolower(static_cast<unsigned char>(x)) == std::tolower(static_cast<unsigned char>(y));
          });
 }
 
@@ -26,8 +24,10 @@ bool iequals(std::string_view a, std::string_view b) {
 }
 
 [[noreturn]] void refuse_host(std::string_view url, std::string_view host) {
-  refuse(url, "loadgen only sends to this machine's loopback (127.0.0.0/8, localhost, [::1]);"
-              " refusing host '" + std::string(host) + "'");
+  refuse(url,
+         "loadgen only sends to this machine's loopback (127.0.0.0/8, localhost, [::1]);"
+         " refusing host '" +
+             std::string(host) + "'");
 }
 
 }  // namespace
@@ -87,8 +87,7 @@ Target parse_target(std::string_view url) {
     sockaddr_in6 sin6{};
     sin6.sin6_family = AF_INET6;
     sin6.sin6_port = htons(target.port);
-    if (inet_pton(AF_INET6, host_text.c_str(), &sin6.sin6_addr) != 1 ||
-        !IN6_IS_ADDR_LOOPBACK(&sin6.sin6_addr)) {
+    if (inet_pton(AF_INET6, host_text.c_str(), &sin6.sin6_addr) != 1 || !IN6_IS_ADDR_LOOPBACK(&sin6.sin6_addr)) {
       refuse_host(url, host);
     }
     std::memcpy(&target.address, &sin6, sizeof sin6);

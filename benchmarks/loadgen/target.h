@@ -3,10 +3,10 @@
 // not this machine's loopback, so that the generator can never send traffic elsewhere.
 #pragma once
 
+#include <sys/socket.h>
 #include <cstdint>
 #include <string>
 #include <string_view>
-#include <sys/socket.h>
 
 namespace handoff::loadgen {
 

@@ -19,7 +19,7 @@
 namespace handoff::loadgen::detail {
 namespace {
 
-constexpr std::int64_t kConnectBackoffNs = 10'000'000;   // between failed connects
+constexpr std::int64_t kConnectBackoffNs = 10'000'000;  // between failed connects
 constexpr std::int64_t kProgressPublishNs = 250'000'000;
 constexpr std::size_t kReadBufferBytes = 64 * 1024;
 constexpr int kMaxEvents = 256;
@@ -127,9 +127,7 @@ void Worker::run(std::latch& ready, std::latch& go) {
 }
 // [loadgen.loop]
 
-bool Worker::on_response_thunk(void* self, int status) {
-  return static_cast<Worker*>(self)->on_response(status);
-}
+bool Worker::on_response_thunk(void* self, int status) { return static_cast<Worker*>(self)->on_response(status); }
 
 // [loadgen.response]
 bool Worker::on_response(int status) {
@@ -164,8 +162,8 @@ void Worker::record(Conn& c, const Entry& e, int status, std::int64_t now) {
   c.worst_ns = std::max(c.worst_ns, ns);
   worst_ns = std::max(worst_ns, c.worst_ns);
   if (config_.keep_samples) {
-    samples.push_back(Sample{e.sent_ns - plan_.start_ns, e.due_ns - plan_.start_ns, ns, c.id,
-                             static_cast<std::uint16_t>(status)});
+    samples.push_back(
+        Sample{e.sent_ns - plan_.start_ns, e.due_ns - plan_.start_ns, ns, c.id, static_cast<std::uint16_t>(status)});
   }
 }
 // [loadgen.response]
@@ -193,9 +191,15 @@ void Worker::fail_front(Conn& c, Fail kind, std::int64_t now) {
   }
   if (!started_ || now < plan_.measure_from_ns || now >= plan_.end_ns || !claim_outcome(now)) return;
   switch (kind) {
-    case Fail::read: ++errors.read; break;
-    case Fail::timeout: ++errors.timeout; break;
-    case Fail::parse: ++errors.parse; break;
+    case Fail::read:
+      ++errors.read;
+      break;
+    case Fail::timeout:
+      ++errors.timeout;
+      break;
+    case Fail::parse:
+      ++errors.parse;
+      break;
   }
 }
 
@@ -311,8 +315,7 @@ void Worker::set_interest(Conn& c, bool want_out) {
   if (c.want_out == want_out) return;
   epoll_event ev{};
   ev.events = EPOLLIN | (want_out ? EPOLLOUT : 0u);
-  ev.data.u64 = (static_cast<std::uint64_t>(c.generation) << 32) |
-                static_cast<std::uint64_t>(&c - conns_.data());
+  ev.data.u64 = (static_cast<std::uint64_t>(c.generation) << 32) | static_cast<std::uint64_t>(&c - conns_.data());
   epoll_ctl(epoll_fd_, EPOLL_CTL_MOD, c.fd, &ev);
   c.want_out = want_out;
 }
@@ -321,8 +324,7 @@ void Worker::schedule_slot(Conn& c) {
   // Connection i of N starts i/N of an interval in, so that the N schedules interleave
   // evenly; slot k is computed from k rather than summed, so it never drifts.
   const double offset = static_cast<double>(c.id) / config_.connections;
-  c.next_due_ns = plan_.start_ns +
-                  std::llround((offset + static_cast<double>(c.slot)) * slot_interval_ns_);
+  c.next_due_ns = plan_.start_ns + std::llround((offset + static_cast<double>(c.slot)) * slot_interval_ns_);
 }
 
 void Worker::arm(Conn& c, std::int64_t at_ns, bool retry) {
@@ -377,8 +379,7 @@ void Worker::open_connection(Conn& c, std::int64_t now) {
   c.want_out = rc != 0;
   epoll_event ev{};
   ev.events = rc == 0 ? EPOLLIN : EPOLLOUT;
-  ev.data.u64 = (static_cast<std::uint64_t>(c.generation) << 32) |
-                static_cast<std::uint64_t>(&c - conns_.data());
+  ev.data.u64 = (static_cast<std::uint64_t>(c.generation) << 32) | static_cast<std::uint64_t>(&c - conns_.data());
   if (epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, c.fd, &ev) != 0) {
     connect_failed(c, now);
     return;

@@ -24,10 +24,10 @@ struct RunPlan {
   std::string request;        ///< one request, head and body
   std::string request_train;  ///< `request` repeated, so a batch of requests is one send()
   std::int64_t timeout_ns = 0;
-  std::int64_t start_ns = 0;          ///< the run begins (warmup first); schedules start here
-  std::int64_t measure_from_ns = 0;   ///< start_ns + warmup
-  std::int64_t end_ns = 0;            ///< the measured window ends; INT64_MAX if by count
-  bool counted = false;               ///< config->requests > 0
+  std::int64_t start_ns = 0;         ///< the run begins (warmup first); schedules start here
+  std::int64_t measure_from_ns = 0;  ///< start_ns + warmup
+  std::int64_t end_ns = 0;           ///< the measured window ends; INT64_MAX if by count
+  bool counted = false;              ///< config->requests > 0
   /// Outcomes still to record when `counted`. A worker takes one per outcome with a
   /// relaxed fetch_sub: the count needs no ordering with anything else, only atomicity.
   std::atomic<std::uint64_t> outcomes_left{0};
@@ -79,8 +79,7 @@ class Worker {
   };
 
   struct Conn {
-    Conn(std::uint32_t id_, std::uint32_t base_, ResponseParser parser_)
-        : id(id_), base(base_), parser(parser_) {}
+    Conn(std::uint32_t id_, std::uint32_t base_, ResponseParser parser_) : id(id_), base(base_), parser(parser_) {}
     int fd = -1;
     std::uint32_t id;
     std::uint32_t base;            ///< its in-flight ring: entries_[base, base + pipeline)
@@ -88,13 +87,13 @@ class Worker {
     std::uint32_t size = 0;        ///< outstanding requests (sent or queued for sending)
     std::uint32_t generation = 0;  ///< bumped per socket; tags epoll events
     State state = State::backoff;
-    bool want_out = false;         ///< EPOLLOUT is registered
-    bool write_failed = false;     ///< send() failed; the read side will report how
+    bool want_out = false;      ///< EPOLLOUT is registered
+    bool write_failed = false;  ///< send() failed; the read side will report how
     bool timer_armed = false;
-    std::uint32_t out_pos = 0;         ///< offset of the next byte to send within one request
-    std::uint64_t out_left = 0;        ///< bytes queued but not yet sent
-    std::uint64_t slot = 0;            ///< paced/open: index of the next scheduled request
-    std::int64_t next_due_ns = 0;      ///< paced/open: due time of request `slot`
+    std::uint32_t out_pos = 0;     ///< offset of the next byte to send within one request
+    std::uint64_t out_left = 0;    ///< bytes queued but not yet sent
+    std::uint64_t slot = 0;        ///< paced/open: index of the next scheduled request
+    std::int64_t next_due_ns = 0;  ///< paced/open: due time of request `slot`
     std::int64_t timer_at_ns = 0;
     std::int64_t connect_started_ns = 0;
     std::int64_t worst_ns = 0;
@@ -141,7 +140,7 @@ class Worker {
   int epoll_fd_ = -1;
   std::uint32_t pipeline_;
   std::uint64_t request_size_;
-  bool measure_from_due_;       ///< the open model charges latency from the due time
+  bool measure_from_due_;        ///< the open model charges latency from the due time
   double slot_interval_ns_ = 0;  ///< paced/open: time between one connection's requests
   std::vector<Conn> conns_;
   std::vector<Entry> entries_;
@@ -156,7 +155,7 @@ class Worker {
   LatencyHistogram progress_local_;
   std::uint64_t progress_local_count_ = 0;
   std::mutex progress_mutex_;
-  LatencyHistogram progress_shared_;  ///< guarded by progress_mutex_
+  LatencyHistogram progress_shared_;         ///< guarded by progress_mutex_
   std::uint64_t progress_shared_count_ = 0;  ///< guarded by progress_mutex_
 };
 

@@ -14,8 +14,8 @@
 // cannot make it buffer without bound.
 #include <cerrno>
 #include <csignal>
-#include <cstdio>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <memory>
 #include <stdexcept>
@@ -158,13 +158,12 @@ class Floor {
     }
     char numeric_host[NI_MAXHOST];
     char numeric_port[NI_MAXSERV];
-    if (::getnameinfo(reinterpret_cast<sockaddr*>(&bound), len, numeric_host, sizeof numeric_host,
-                      numeric_port, sizeof numeric_port, NI_NUMERICHOST | NI_NUMERICSERV) != 0) {
+    if (::getnameinfo(reinterpret_cast<sockaddr*>(&bound), len, numeric_host, sizeof numeric_host, numeric_port,
+                      sizeof numeric_port, NI_NUMERICHOST | NI_NUMERICSERV) != 0) {
       throw std::runtime_error("getnameinfo failed");
     }
     const bool v6 = bound.ss_family == AF_INET6;
-    url_ = std::string("http://") + (v6 ? "[" : "") + numeric_host + (v6 ? "]" : "") + ":" +
-           numeric_port;
+    url_ = std::string("http://") + (v6 ? "[" : "") + numeric_host + (v6 ? "]" : "") + ":" + numeric_port;
     watch(listener_, EPOLLIN, EPOLL_CTL_ADD);
   }
 
@@ -233,8 +232,7 @@ class Floor {
 
   void flush(Connection& c) {
     while (c.out_sent < c.out.size()) {
-      const ssize_t w =
-          ::send(c.fd, c.out.data() + c.out_sent, c.out.size() - c.out_sent, MSG_NOSIGNAL);
+      const ssize_t w = ::send(c.fd, c.out.data() + c.out_sent, c.out.size() - c.out_sent, MSG_NOSIGNAL);
       if (w >= 0) {
         c.out_sent += static_cast<std::size_t>(w);
         continue;

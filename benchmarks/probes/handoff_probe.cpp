@@ -445,9 +445,8 @@ constexpr Entry entry() {
 
 // The price list, dearest kind first.
 constexpr std::array kMechanisms = {
-    entry<DgramSocketpair>(), entry<DgramSocketpairEpoll>(), entry<StreamSocketpair>(),
-    entry<Pipe>(),           entry<EventFd>(),              entry<AtomicWaitNotify>(),
-    entry<CondVar>(),        entry<Spin>(),
+    entry<DgramSocketpair>(), entry<DgramSocketpairEpoll>(), entry<StreamSocketpair>(), entry<Pipe>(),
+    entry<EventFd>(),         entry<AtomicWaitNotify>(),     entry<CondVar>(),          entry<Spin>(),
 };
 
 std::vector<std::string> mechanism_names() {
@@ -486,7 +485,7 @@ std::string cpu_model() {
     key.erase(key.find_last_not_of(" \t") + 1);
     std::string value = line.substr(colon + 1);
     value.erase(0, value.find_first_not_of(" \t"));
-    if (key == "model name") return value;  // x86
+    if (key == "model name") return value;                                               // x86
     if (fallback.empty() && (key == "Hardware" || key == "CPU part")) fallback = value;  // arm
   }
   return fallback.empty() ? std::string("unknown") : fallback;
@@ -550,31 +549,29 @@ int check_file(const std::string& path) {
         }
       }
       if (found != 1) {
-        problems.push_back(std::string(e.name) + " appears " + std::to_string(found) +
-                           " times (expected once)");
+        problems.push_back(std::string(e.name) + " appears " + std::to_string(found) + " times (expected once)");
       }
     }
   }
   for (const std::string& p : problems) std::fprintf(stderr, "handoff-probe --check: %s\n", p.c_str());
   if (!problems.empty()) return 1;
-  std::printf("handoff-probe --check: %s lists all %zu mechanisms with positive costs\n",
-              path.c_str(), kMechanisms.size());
+  std::printf("handoff-probe --check: %s lists all %zu mechanisms with positive costs\n", path.c_str(),
+              kMechanisms.size());
   return 0;
 }
 
 void print_table(const Json& doc) {
-  std::printf("%-24s %28s %28s %10s %10s\n", "mechanism", "wall us/rt median [min-max]",
-              "cpu us/rt median [min-max]", "cpu A", "cpu B");
+  std::printf("%-24s %28s %28s %10s %10s\n", "mechanism", "wall us/rt median [min-max]", "cpu us/rt median [min-max]",
+              "cpu A", "cpu B");
   for (const Json& r : doc["results"]) {
     auto cell = [&](const char* f) {
       char buf[64];
-      std::snprintf(buf, sizeof buf, "%.3f [%.3f-%.3f]", r[f]["median"].get<double>(),
-                    r[f]["min"].get<double>(), r[f]["max"].get<double>());
+      std::snprintf(buf, sizeof buf, "%.3f [%.3f-%.3f]", r[f]["median"].get<double>(), r[f]["min"].get<double>(),
+                    r[f]["max"].get<double>());
       return std::string(buf);
     };
-    std::printf("%-24s %28s %28s %10.3f %10.3f\n", r["mechanism"].get<std::string>().c_str(),
-                cell("wall_us").c_str(), cell("cpu_us").c_str(),
-                r["cpu_us_sender"]["median"].get<double>(),
+    std::printf("%-24s %28s %28s %10.3f %10.3f\n", r["mechanism"].get<std::string>().c_str(), cell("wall_us").c_str(),
+                cell("cpu_us").c_str(), r["cpu_us_sender"]["median"].get<double>(),
                 r["cpu_us_receiver"]["median"].get<double>());
   }
 }
@@ -592,8 +589,7 @@ int run(int argc, char** argv) {
                  "Rounds; each runs every mechanism once, alternating, and the report "
                  "gives the median and the min/max over rounds")
       ->check(CLI::Range(1u, 1000u));
-  app.add_option("--only", only, "Run only this mechanism (repeatable)")
-      ->check(CLI::IsMember(mechanism_names()));
+  app.add_option("--only", only, "Run only this mechanism (repeatable)")->check(CLI::IsMember(mechanism_names()));
   app.add_option("--json", json_path, "Write the JSON report to this file (default: stdout)");
   app.add_option("--check", check_path,
                  "Instead of measuring, check that FILE (written by this tool) lists every "
@@ -644,9 +640,8 @@ int run(int argc, char** argv) {
         {"cpu_us_receiver", pick([](const Sample& s) { return s.cpu_b_us; })},
     });
   }
-  const Json doc{{"tool", "handoff-probe"},     {"machine", machine()},
-                 {"round_trips", round_trips},  {"warmup_round_trips", warmup},
-                 {"rounds", rounds},            {"results", std::move(results)}};
+  const Json doc{{"tool", "handoff-probe"},      {"machine", machine()}, {"round_trips", round_trips},
+                 {"warmup_round_trips", warmup}, {"rounds", rounds},     {"results", std::move(results)}};
 
   if (json_path.empty()) {
     std::cout << doc.dump(2) << '\n';

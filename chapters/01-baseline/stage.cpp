@@ -19,9 +19,8 @@ int main(int argc, char** argv) {
   stats::Registry registry;
   app::Router router;
   app::add_demo_routes(router, registry);
-  server::Server server(options, router, registry, [](const pool::PoolConfig& config) {
-    return std::make_unique<pool::DatagramPool>(config);
-  });
+  server::Server server(options, router, registry,
+                        [](const pool::PoolConfig& config) { return std::make_unique<pool::DatagramPool>(config); });
   return server::run_until_signal(server, registry);
 }
 // [stage01.main]

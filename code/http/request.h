@@ -15,12 +15,12 @@ struct Header {
 };
 
 struct Request {
-  std::string method;         ///< "GET", "POST", ... as sent
-  std::string target;         ///< request-target as sent, e.g. "/sleep?ms=10"
-  int version_minor = 1;      ///< 0 for HTTP/1.0, 1 for HTTP/1.1
+  std::string method;     ///< "GET", "POST", ... as sent
+  std::string target;     ///< request-target as sent, e.g. "/sleep?ms=10"
+  int version_minor = 1;  ///< 0 for HTTP/1.0, 1 for HTTP/1.1
   std::vector<Header> headers;
-  std::string body;           ///< the whole body, de-chunked
-  bool keep_alive = true;     ///< the connection may carry another request after this one
+  std::string body;        ///< the whole body, de-chunked
+  bool keep_alive = true;  ///< the connection may carry another request after this one
 
   bool is_head() const { return method == "HEAD"; }
   /// The target up to '?'.

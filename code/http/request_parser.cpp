@@ -66,22 +66,22 @@ struct RequestParser::Impl {
   Request cur;  ///< the request being parsed; moved into `ready` when complete
 
   // Offsets, in bytes since the connection began.
-  std::uint64_t chunk_base = 0;       ///< offset of chunk_ptr[0]
-  const char* chunk_ptr = nullptr;    ///< the bytes the running llhttp_execute() started at
-  std::uint64_t message_start = 0;    ///< first byte of the current (or next) message
-  std::uint64_t line_end = 0;         ///< just past the version of the current message
-  std::uint64_t section_start = 0;    ///< header or trailer section; valid if section_known
+  std::uint64_t chunk_base = 0;     ///< offset of chunk_ptr[0]
+  const char* chunk_ptr = nullptr;  ///< the bytes the running llhttp_execute() started at
+  std::uint64_t message_start = 0;  ///< first byte of the current (or next) message
+  std::uint64_t line_end = 0;       ///< just past the version of the current message
+  std::uint64_t section_start = 0;  ///< header or trailer section; valid if section_known
 
-  std::size_t fields = 0;             ///< fields in the current header or trailer section
-  std::size_t extension_bytes = 0;    ///< chunk-extension bytes of the current message
-  int te_fields = 0;                  ///< Transfer-Encoding fields in the head
+  std::size_t fields = 0;           ///< fields in the current header or trailer section
+  std::size_t extension_bytes = 0;  ///< chunk-extension bytes of the current message
+  int te_fields = 0;                ///< Transfer-Encoding fields in the head
   Phase phase = Phase::idle;
   Pause pause = Pause::none;
   bool section_known = false;
-  bool field_open = false;            ///< a field name is being received
-  bool te_chunked = false;            ///< the (only) Transfer-Encoding value is "chunked"
-  bool expect_header = false;         ///< the head carries Expect: 100-continue
-  bool expect_continue = false;       ///< what take_expect_continue() reports
+  bool field_open = false;       ///< a field name is being received
+  bool te_chunked = false;       ///< the (only) Transfer-Encoding value is "chunked"
+  bool expect_header = false;    ///< the head carries Expect: 100-continue
+  bool expect_continue = false;  ///< what take_expect_continue() reports
   bool stopped = false;
   int error_status = 0;
   const char* error_reason = "";
@@ -90,9 +90,7 @@ struct RequestParser::Impl {
 
  private:
   static Impl& of(llhttp_t* p) { return *static_cast<Impl*>(p->data); }
-  std::uint64_t offset_of(const char* at) const {
-    return chunk_base + static_cast<std::uint64_t>(at - chunk_ptr);
-  }
+  std::uint64_t offset_of(const char* at) const { return chunk_base + static_cast<std::uint64_t>(at - chunk_ptr); }
 
   /// Records the first error and stops; returns the value that makes llhttp stop too.
   int fail(int status, const char* reason) {
@@ -344,8 +342,7 @@ int RequestParser::Impl::on_header_field_complete(llhttp_t* p) {
   Impl& s = of(p);
   s.field_open = false;
   if (++s.fields > s.limits.max_header_fields) {
-    return s.fail(431, s.phase == Phase::trailer_section ? "too many trailer fields"
-                                                          : "too many header fields");
+    return s.fail(431, s.phase == Phase::trailer_section ? "too many trailer fields" : "too many header fields");
   }
   return 0;
 }

@@ -13,10 +13,10 @@
 namespace handoff::http {
 
 struct Limits {
-  std::size_t max_request_line = 8 * 1024;     ///< method + target + version, else 414
-  std::size_t max_header_bytes = 16 * 1024;    ///< the whole header section, else 431
-  std::size_t max_header_fields = 100;         ///< number of header fields, else 431
-  std::size_t max_body_bytes = 1024 * 1024;    ///< decoded body, else 413
+  std::size_t max_request_line = std::size_t{8} * 1024;   ///< method + target + version, else 414
+  std::size_t max_header_bytes = std::size_t{16} * 1024;  ///< the whole header section, else 431
+  std::size_t max_header_fields = 100;       ///< number of header fields, else 431
+  std::size_t max_body_bytes = std::size_t{1024} * 1024;  ///< decoded body, else 413
 };
 
 class RequestParser {

@@ -7,21 +7,36 @@ namespace handoff::http {
 
 std::string_view reason_phrase(int status) noexcept {
   switch (status) {
-    case 100: return "Continue";
-    case 200: return "OK";
-    case 201: return "Created";
-    case 204: return "No Content";
-    case 400: return "Bad Request";
-    case 404: return "Not Found";
-    case 405: return "Method Not Allowed";
-    case 408: return "Request Timeout";
-    case 413: return "Content Too Large";
-    case 414: return "URI Too Long";
-    case 431: return "Request Header Fields Too Large";
-    case 500: return "Internal Server Error";
-    case 501: return "Not Implemented";
-    case 503: return "Service Unavailable";
-    default: return "Unknown";
+    case 100:
+      return "Continue";
+    case 200:
+      return "OK";
+    case 201:
+      return "Created";
+    case 204:
+      return "No Content";
+    case 400:
+      return "Bad Request";
+    case 404:
+      return "Not Found";
+    case 405:
+      return "Method Not Allowed";
+    case 408:
+      return "Request Timeout";
+    case 413:
+      return "Content Too Large";
+    case 414:
+      return "URI Too Long";
+    case 431:
+      return "Request Header Fields Too Large";
+    case 500:
+      return "Internal Server Error";
+    case 501:
+      return "Not Implemented";
+    case 503:
+      return "Service Unavailable";
+    default:
+      return "Unknown";
   }
 }
 
@@ -33,9 +48,9 @@ void append_number(std::string& out, std::size_t n, int base = 10) {
 }
 }  // namespace
 
-void write_head(std::string& out, int status, std::string_view content_type,
-                const std::vector<Header>& headers, Framing framing, std::size_t content_length,
-                std::string_view date, bool keep_alive, int version_minor) {
+void write_head(std::string& out, int status, std::string_view content_type, const std::vector<Header>& headers,
+                Framing framing, std::size_t content_length, std::string_view date, bool keep_alive,
+                int version_minor) {
   out.append(version_minor == 0 ? "HTTP/1.0 " : "HTTP/1.1 ");
   append_number(out, static_cast<std::size_t>(status));
   out.push_back(' ');

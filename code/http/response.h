@@ -30,9 +30,8 @@ enum class Framing { content_length, chunked, until_close };
 /// Append the status line and headers (ending with the blank line) to `out`.
 /// `date` is the cached Date header value; `keep_alive` decides `Connection:`.
 /// With Framing::content_length the head carries `Content-Length: content_length`.
-void write_head(std::string& out, int status, std::string_view content_type,
-                const std::vector<Header>& headers, Framing framing, std::size_t content_length,
-                std::string_view date, bool keep_alive, int version_minor);
+void write_head(std::string& out, int status, std::string_view content_type, const std::vector<Header>& headers,
+                Framing framing, std::size_t content_length, std::string_view date, bool keep_alive, int version_minor);
 
 /// Append one chunk of a chunked body (`size CRLF data CRLF`); an empty `data` writes nothing
 /// (a zero-size chunk would end the body).

@@ -21,8 +21,8 @@ namespace handoff::pool {
 ///
 /// The kernel queues only as many datagrams as the sender's SO_SNDBUF accounts for (a few
 /// hundred 8-byte datagrams with the default 208 KiB), so submit() sends without blocking
-/// and parks what does not fit in a backlog that drains when the lane turns writable. Pool threads send frames blocking: the loop never blocks,
-/// so it always drains them, and the two sides cannot deadlock.
+/// and parks what does not fit in a backlog that drains when the lane turns writable. Pool threads send frames
+/// blocking: the loop never blocks, so it always drains them, and the two sides cannot deadlock.
 class DatagramPool final : public HandlerPool {
  public:
   explicit DatagramPool(const PoolConfig& config);
@@ -46,13 +46,13 @@ class DatagramPool final : public HandlerPool {
   bool send_to_lane(void* ptr);
 
   PoolConfig config_;
-  net::Fd lane_loop_, lane_pool_;   // jobs: loop → pool
-  net::Fd done_loop_, done_pool_;   // frames: pool → loop
+  net::Fd lane_loop_, lane_pool_;  // jobs: loop → pool
+  net::Fd done_loop_, done_pool_;  // frames: pool → loop
   loop::Reactor* reactor_ = nullptr;
   FrameSink* sink_ = nullptr;
   stats::ThreadStats* loop_stats_ = nullptr;  // the loop thread's record (bind's caller)
   Endpoint done_endpoint_, lane_endpoint_;
-  std::deque<void*> backlog_;                 // jobs (and pills) the lane could not take yet
+  std::deque<void*> backlog_;  // jobs (and pills) the lane could not take yet
   bool watching_lane_ = false;
   std::vector<std::thread> threads_;
   std::atomic<int> running_{0};

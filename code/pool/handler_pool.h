@@ -16,8 +16,8 @@
 namespace handoff::pool {
 
 struct PoolConfig {
-  int worker_index = 0;      ///< which loop this pool serves (names threads pool-W-i)
-  int threads = 1;           ///< --blocking-threads
+  int worker_index = 0;  ///< which loop this pool serves (names threads pool-W-i)
+  int threads = 1;       ///< --blocking-threads
 };
 
 /// A pool of handler threads fed by one loop thread.

@@ -16,8 +16,8 @@ namespace handoff::pool {
 /// A request to run on a pool thread. Owned by the pool thread once submitted; it is
 /// deleted there when the handler returns.
 struct Job {
-  std::uint64_t conn_id = 0;   ///< the connection's id, never reused within a worker
-  std::uint64_t seq = 0;       ///< the exchange's sequence number on that connection
+  std::uint64_t conn_id = 0;  ///< the connection's id, never reused within a worker
+  std::uint64_t seq = 0;      ///< the exchange's sequence number on that connection
   http::Request request;
   const server::Handler* handler = nullptr;
 };
@@ -61,9 +61,7 @@ class FrameResponder final : public server::Responder {
   void end_stream() override { push(Frame::Kind::end, {}); }
 
  private:
-  void push(Frame::Kind kind, http::Response r) {
-    emit_(new Frame{conn_id_, seq_, kind, std::move(r)});
-  }
+  void push(Frame::Kind kind, http::Response r) { emit_(new Frame{conn_id_, seq_, kind, std::move(r)}); }
   std::uint64_t conn_id_;
   std::uint64_t seq_;
   Emit emit_;

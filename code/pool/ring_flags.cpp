@@ -12,22 +12,30 @@ namespace handoff::pool {
 
 void add_ring_flags(CLI::App& app, RingChoice& c) {
   const std::map<std::string, bool> on_off{{"on", true}, {"off", false}};
-  app.add_option("--pool-ring", c.ring, "hand-off through rings (on) or datagram socketpairs (off); env HANDOFF_POOL_RING")
-      ->transform(CLI::CheckedTransformer(on_off, CLI::ignore_case))->default_str("on");
-  app.add_option("--pool-spin-us", c.spin_us, "how long an idle pool thread spins before parking; env HANDOFF_POOL_SPIN_US")
-      ->check(CLI::NonNegativeNumber)->capture_default_str();
+  app.add_option("--pool-ring", c.ring,
+                 "hand-off through rings (on) or datagram socketpairs (off); env HANDOFF_POOL_RING")
+      ->transform(CLI::CheckedTransformer(on_off, CLI::ignore_case))
+      ->default_str("on");
+  app.add_option("--pool-spin-us", c.spin_us,
+                 "how long an idle pool thread spins before parking; env HANDOFF_POOL_SPIN_US")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
   app.add_option("--pool-yield-after-us", c.yield_after_us, "spin with pause, then with sched_yield after this")
-      ->check(CLI::NonNegativeNumber)->capture_default_str();
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
   app.add_option("--pool-dgram-poll-us", c.dgram_poll_us, "a busy pool thread looks for a pill this often")
-      ->check(CLI::PositiveNumber)->capture_default_str();
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
   app.add_option("--loop-spin-us", c.loop_spin_us,
                  "the loop spins this long for an answer in flight before it parks (0: off); env HANDOFF_LOOP_SPIN_US")
-      ->check(CLI::NonNegativeNumber)->capture_default_str();
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
 }
 
 PoolFactory ring_pool_factory(RingChoice c) {
   c.ring = server::env_override("HANDOFF_POOL_RING", c.ring);
-  for (auto [env, value] : {std::pair{"HANDOFF_POOL_SPIN_US", &c.spin_us}, std::pair{"HANDOFF_LOOP_SPIN_US", &c.loop_spin_us}}) {
+  for (auto [env, value] :
+       {std::pair{"HANDOFF_POOL_SPIN_US", &c.spin_us}, std::pair{"HANDOFF_LOOP_SPIN_US", &c.loop_spin_us}}) {
     if (const char* v = std::getenv(env); v != nullptr && *v != '\0') *value = std::strtod(v, nullptr);
   }
   if (!c.ring) {

@@ -13,11 +13,11 @@
 namespace handoff::pool {
 
 struct RingChoice {
-  bool ring = true;                 ///< --pool-ring on (default) | off: chapter 01's datagram path
-  double spin_us = 10.0;            ///< --pool-spin-us, env HANDOFF_POOL_SPIN_US
-  double yield_after_us = 2.0;      ///< --pool-yield-after-us
-  double dgram_poll_us = 100.0;     ///< --pool-dgram-poll-us
-  double loop_spin_us = 0.0;        ///< --loop-spin-us, env HANDOFF_LOOP_SPIN_US (0: off)
+  bool ring = true;              ///< --pool-ring on (default) | off: chapter 01's datagram path
+  double spin_us = 10.0;         ///< --pool-spin-us, env HANDOFF_POOL_SPIN_US
+  double yield_after_us = 2.0;   ///< --pool-yield-after-us
+  double dgram_poll_us = 100.0;  ///< --pool-dgram-poll-us
+  double loop_spin_us = 0.0;     ///< --loop-spin-us, env HANDOFF_LOOP_SPIN_US (0: off)
 };
 
 /// Add --pool-ring, --pool-spin-us, --pool-yield-after-us, --pool-dgram-poll-us, --loop-spin-us.

@@ -60,7 +60,7 @@ void RingPool::bind(loop::Reactor& reactor, FrameSink& sink, stats::Registry& re
 // [ring.submit]
 void RingPool::submit(Job* job) {
   ++in_flight_;
-  if (!backlog_.empty() || !jobs_.try_push(std::move(job))) {
+  if (!backlog_.empty() || !jobs_.try_push(job)) {
     backlog_.push_back(job);  // the ring is full: ready_to_wait() keeps the loop turning
     return;
   }
@@ -91,7 +91,7 @@ void RingPool::wake_one_if_parked(stats::ThreadStats& stats) {
 
 void RingPool::flush_backlog() {
   bool pushed = false;
-  while (!backlog_.empty() && jobs_.try_push(std::move(backlog_.front()))) {
+  while (!backlog_.empty() && jobs_.try_push(backlog_.front())) {
     backlog_.pop_front();
     pushed = true;
   }
@@ -239,7 +239,7 @@ void RingPool::run(stats::ThreadStats& stats, Job* job) {
 
 // [ring.complete]
 void RingPool::complete(stats::ThreadStats& stats, Frame* frame) {
-  while (!done_.try_push(std::move(frame))) std::this_thread::yield();  // the loop always drains
+  while (!done_.try_push(frame)) std::this_thread::yield();  // the loop always drains
   // Push, then read the loop's flag: a store then a load. Pairs with the fence in
   // ready_to_wait() between raising the flag and re-checking this ring.
   std::atomic_thread_fence(std::memory_order_seq_cst);

@@ -20,9 +20,9 @@
 namespace handoff::pool {
 
 struct RingPoolOptions {
-  sync::SpinPolicy spin{};                   ///< POOL_SPIN_NS: 10 µs, yielding after 2 µs
-  std::int64_t dgram_poll_ns = 100'000;      ///< POOL_DGRAM_POLL_NS: a busy thread still sees a pill
-  std::size_t ring_capacity = 1024;          ///< per ring; a power of two
+  sync::SpinPolicy spin{};               ///< POOL_SPIN_NS: 10 µs, yielding after 2 µs
+  std::int64_t dgram_poll_ns = 100'000;  ///< POOL_DGRAM_POLL_NS: a busy thread still sees a pill
+  std::size_t ring_capacity = 1024;      ///< per ring; a power of two
   /// The loop's own spin before it parks, while jobs it submitted are still out: 0 (off)
   /// keeps the seed's design. On, the loop polls the completion ring for up to this long
   /// instead of parking and being poked (chapter 02 measures it; chapter 04 asks what it
@@ -102,7 +102,7 @@ class RingPool final : public HandlerPool {
   FrameSink* sink_ = nullptr;
   stats::ThreadStats* loop_stats_ = nullptr;
   Endpoint done_endpoint_;
-  std::deque<Job*> backlog_;  // jobs the ring could not take yet (loop thread only)
+  std::deque<Job*> backlog_;   // jobs the ring could not take yet (loop thread only)
   std::size_t in_flight_ = 0;  // jobs submitted whose last frame has not come back (loop only)
   std::vector<std::thread> threads_;
   bool stopped_ = false;

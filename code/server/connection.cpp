@@ -13,8 +13,8 @@
 namespace handoff::server {
 
 namespace {
-constexpr std::size_t kMaxQueuedOutput = 1 << 20;  // pause reading above this much unsent
-constexpr std::int64_t kLingerNs = 2'000'000'000;  // how long a closing socket drains input
+constexpr std::size_t kMaxQueuedOutput = 1 << 20;     // pause reading above this much unsent
+constexpr std::int64_t kLingerNs = 2'000'000'000;     // how long a closing socket drains input
 constexpr std::int64_t kDrainLingerNs = 100'000'000;  // the same while the server stops
 constexpr std::int64_t kMsToNs = 1'000'000;
 }  // namespace
@@ -42,13 +42,10 @@ bool Connection::wants_to_read() const {
   if (lingering_) return true;
   if (peer_closed_ || close_after_flush_ || rejected_ || parser_.stopped()) return false;
   if (draining_ && !parser_.request_in_progress()) return false;
-  return exchanges_.size() < static_cast<std::size_t>(worker_.options().max_pipeline) &&
-         out_bytes_ < kMaxQueuedOutput;
+  return exchanges_.size() < static_cast<std::size_t>(worker_.options().max_pipeline) && out_bytes_ < kMaxQueuedOutput;
 }
 
-bool Connection::idle() const {
-  return exchanges_.empty() && outq_.empty() && !parser_.request_in_progress();
-}
+bool Connection::idle() const { return exchanges_.empty() && outq_.empty() && !parser_.request_in_progress(); }
 
 // [connection.read]
 void Connection::read_some() {
@@ -143,8 +140,8 @@ void Connection::apply(std::uint64_t seq, pool::Frame::Kind kind, http::Response
   std::string bytes;
   switch (kind) {
     case pool::Frame::Kind::whole:
-      http::write_head(bytes, r.status, r.content_type, r.headers, http::Framing::content_length,
-                       r.body.size(), date, keep_alive, ex.version_minor);
+      http::write_head(bytes, r.status, r.content_type, r.headers, http::Framing::content_length, r.body.size(), date,
+                       keep_alive, ex.version_minor);
       ex.keep_alive = keep_alive;
       ex.done = true;
       emit(ex, std::move(bytes));
@@ -155,8 +152,8 @@ void Connection::apply(std::uint64_t seq, pool::Frame::Kind kind, http::Response
       ex.chunked = ex.version_minor >= 1;
       ex.keep_alive = keep_alive && ex.chunked;
       http::write_head(bytes, r.status, r.content_type, r.headers,
-                       ex.chunked ? http::Framing::chunked : http::Framing::until_close, 0, date,
-                       ex.keep_alive, ex.version_minor);
+                       ex.chunked ? http::Framing::chunked : http::Framing::until_close, 0, date, ex.keep_alive,
+                       ex.version_minor);
       emit(ex, std::move(bytes));
       break;
     case pool::Frame::Kind::chunk:
@@ -296,12 +293,10 @@ void Connection::sweep(std::int64_t now) {
     return;
   }
   if (now - last_activity_ns_ > o.idle_timeout_ms * kMsToNs) {
-    if (idle()) {
-      close_now();  // an idle keep-alive connection
-    } else if (exchanges_.empty() && parser_.request_in_progress()) {
+    if (exchanges_.empty() && parser_.request_in_progress()) {
       reject(408, "the request body stopped arriving");
-    } else if (!outq_.empty()) {
-      close_now();  // the client stopped reading its answers
+    } else if (idle() || !outq_.empty()) {
+      close_now();  // an idle keep-alive connection, or a client that stopped reading
     }
   }
 }

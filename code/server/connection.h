@@ -52,10 +52,10 @@ class Connection final : public loop::IoHandler {
  private:
   struct Exchange {
     std::uint64_t seq;
-    bool head_only;          // HEAD: write the head, never the body
-    bool keep_alive;         // what the request allows
+    bool head_only;   // HEAD: write the head, never the body
+    bool keep_alive;  // what the request allows
     int version_minor;
-    bool chunked = false;    // a stream framed in chunks (HTTP/1.1)
+    bool chunked = false;  // a stream framed in chunks (HTTP/1.1)
     bool done = false;
     std::vector<std::string> held;  // bytes waiting for earlier exchanges to finish
   };
@@ -86,11 +86,11 @@ class Connection final : public loop::IoHandler {
   std::int64_t last_activity_ns_;  // last byte read or written
   std::int64_t head_started_ns_ = 0;
   std::int64_t linger_deadline_ns_ = 0;
-  bool continue_pending_ = false;  // a 100 Continue is owed once earlier answers are out
-  bool peer_closed_ = false;       // the client shut its side
-  bool close_after_flush_ = false; // the last answer said Connection: close
-  bool rejected_ = false;         // an error answer is queued; read no further
-  bool lingering_ = false;         // our side is shut; discarding input until EOF
+  bool continue_pending_ = false;   // a 100 Continue is owed once earlier answers are out
+  bool peer_closed_ = false;        // the client shut its side
+  bool close_after_flush_ = false;  // the last answer said Connection: close
+  bool rejected_ = false;           // an error answer is queued; read no further
+  bool lingering_ = false;          // our side is shut; discarding input until EOF
   bool draining_ = false;
   bool closed_ = false;
 };

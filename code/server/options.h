@@ -17,10 +17,10 @@ enum class Dispatch { inline_on_loop, pool };
 struct ServerOptions {
   std::string host = "127.0.0.1";
   std::uint16_t port = 8080;
-  int workers = 1;                 ///< event-loop threads, each with its own listener and pool
+  int workers = 1;  ///< event-loop threads, each with its own listener and pool
   Dispatch dispatch = Dispatch::inline_on_loop;
-  int blocking_threads = 1;        ///< pool threads per worker (dispatch = pool)
-  bool print_stats = false;        ///< per-thread CPU summary on exit
+  int blocking_threads = 1;  ///< pool threads per worker (dispatch = pool)
+  bool print_stats = false;  ///< per-thread CPU summary on exit
   http::Limits limits;
   int header_timeout_ms = 10'000;  ///< a request head must arrive within this
   int idle_timeout_ms = 60'000;    ///< an idle keep-alive connection closes after this

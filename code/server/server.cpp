@@ -8,8 +8,7 @@
 
 namespace handoff::server {
 
-Server::Server(ServerOptions options, const app::Router& router, stats::Registry& registry,
-               pool::PoolFactory make_pool)
+Server::Server(ServerOptions options, const app::Router& router, stats::Registry& registry, pool::PoolFactory make_pool)
     : options_(std::move(options)) {
   for (int i = 0; i < options_.workers; ++i) {
     // The first listener picks the port (port 0 → a free one); the rest share it.

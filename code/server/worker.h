@@ -70,7 +70,7 @@ class Worker final : public pool::FrameSink {
   net::Fd stop_fd_;  // eventfd: request_stop() → the loop
   Callback accept_cb_, stop_cb_;
   http::DateCache date_;
-  std::array<char, 64 * 1024> read_buffer_{};
+  std::array<char, std::size_t{64} * 1024> read_buffer_{};
   std::unordered_map<std::uint64_t, std::unique_ptr<Connection>> connections_;
   std::vector<std::unique_ptr<Connection>> closed_;  // destroyed at the end of the turn
   std::uint64_t next_conn_id_ = 1;

@@ -9,18 +9,30 @@ namespace handoff::stats {
 
 std::string_view counter_name(Counter c) noexcept {
   switch (c) {
-    case Counter::requests: return "requests";
-    case Counter::handoff_sends: return "handoff_sends";
-    case Counter::handoff_recvs: return "handoff_recvs";
-    case Counter::handoff_eagain: return "handoff_eagain";
-    case Counter::accepts: return "accepts";
-    case Counter::loop_waits: return "loop_waits";
-    case Counter::loop_polls: return "loop_polls";
-    case Counter::wakes_sent: return "wakes_sent";
-    case Counter::parks: return "parks";
-    case Counter::spin_catches: return "spin_catches";
-    case Counter::completion_pokes: return "completion_pokes";
-    case Counter::kCount: break;
+    case Counter::requests:
+      return "requests";
+    case Counter::handoff_sends:
+      return "handoff_sends";
+    case Counter::handoff_recvs:
+      return "handoff_recvs";
+    case Counter::handoff_eagain:
+      return "handoff_eagain";
+    case Counter::accepts:
+      return "accepts";
+    case Counter::loop_waits:
+      return "loop_waits";
+    case Counter::loop_polls:
+      return "loop_polls";
+    case Counter::wakes_sent:
+      return "wakes_sent";
+    case Counter::parks:
+      return "parks";
+    case Counter::spin_catches:
+      return "spin_catches";
+    case Counter::completion_pokes:
+      return "completion_pokes";
+    case Counter::kCount:
+      break;
   }
   return "?";
 }
@@ -45,8 +57,10 @@ std::int64_t ThreadStats::cpu_ns() const noexcept {
       if (clock_gettime(clock_, &ts) != 0) return final_cpu_ns_.load(std::memory_order_relaxed);
       return static_cast<std::int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
     }
-    case 2: return final_cpu_ns_.load(std::memory_order_relaxed);
-    default: return 0;
+    case 2:
+      return final_cpu_ns_.load(std::memory_order_relaxed);
+    default:
+      return 0;
   }
 }
 

@@ -20,13 +20,13 @@ namespace handoff::stats {
 
 /// What a counter counts. Later chapters append (never reorder) to widen the set.
 enum class Counter : std::size_t {
-  requests,          ///< loop: responses completed; pool: jobs run
-  handoff_sends,     ///< hand-off syscalls that send (sendto of a job, a frame, a pill)
-  handoff_recvs,     ///< hand-off syscalls that receive (including one that found nothing)
-  handoff_eagain,    ///< hand-off sends that found the channel full and were retried later
-  accepts,           ///< connections accepted (loop)
-  loop_waits,        ///< epoll_wait calls that were allowed to block (loop)
-  loop_polls,        ///< epoll_wait calls with a zero timeout: work was already waiting (loop)
+  requests,        ///< loop: responses completed; pool: jobs run
+  handoff_sends,   ///< hand-off syscalls that send (sendto of a job, a frame, a pill)
+  handoff_recvs,   ///< hand-off syscalls that receive (including one that found nothing)
+  handoff_eagain,  ///< hand-off sends that found the channel full and were retried later
+  accepts,         ///< connections accepted (loop)
+  loop_waits,      ///< epoll_wait calls that were allowed to block (loop)
+  loop_polls,      ///< epoll_wait calls with a zero timeout: work was already waiting (loop)
   // chapter 02: the ring hand-off
   wakes_sent,        ///< pokes sent to a parked pool thread's lane
   parks,             ///< times a pool thread blocked in recv for want of work

@@ -203,7 +203,7 @@ class MpmcRing {
  private:
   struct Cell {
     std::atomic<std::size_t> seq{0};
-    alignas(T) unsigned char storage[sizeof(T)];
+    alignas(T) unsigned char storage[sizeof(T)];  // NOLINT(bugprone-sizeof-expression): T may be a pointer
     T* item() noexcept { return std::launder(reinterpret_cast<T*>(storage)); }
   };
 

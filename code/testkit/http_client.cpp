@@ -15,8 +15,7 @@ namespace handoff::testkit {
 
 const std::string* ParsedResponse::header(std::string_view name) const {
   for (const auto& h : headers) {
-    if (h.name.size() == name.size() &&
-        std::equal(name.begin(), name.end(), h.name.begin(), [](char a, char b) {
+    if (h.name.size() == name.size() && std::equal(name.begin(), name.end(), h.name.begin(), [](char a, char b) {
           return std::tolower(static_cast<unsigned char>(a)) == std::tolower(static_cast<unsigned char>(b));
         })) {
       return &h.value;
@@ -148,7 +147,8 @@ std::optional<ParsedResponse> Client::read_response(std::chrono::milliseconds li
 bool Client::closed_by_peer(std::chrono::milliseconds limit) {
   const auto deadline = std::chrono::steady_clock::now() + limit;
   for (;;) {
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
     if (left.count() <= 0) return false;
     pollfd p{fd_.get(), POLLIN, 0};
     if (::poll(&p, 1, static_cast<int>(left.count())) <= 0) return false;

@@ -49,7 +49,8 @@ StageProcess::StageProcess(const std::string& binary, std::vector<std::string> a
   std::string line;
   const auto deadline = std::chrono::steady_clock::now() + ready_within;
   while (line.find('\n') == std::string::npos) {
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
     pollfd p{out[0], POLLIN, 0};
     if (left.count() <= 0 || ::poll(&p, 1, static_cast<int>(left.count())) <= 0) break;
     char buf[256];

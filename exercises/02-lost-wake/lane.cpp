@@ -26,7 +26,8 @@ std::optional<int> Lane::take(std::chrono::milliseconds limit) {
   for (;;) {
     int job;
     if (ring_.try_pop(job)) return job;
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
     if (left.count() <= 0) return std::nullopt;
     bool timed_out = false;
     if (auto found = park(left, timed_out)) return found;

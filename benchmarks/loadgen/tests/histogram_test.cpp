@@ -116,7 +116,8 @@ TEST_CASE("loadgen histogram: percentiles of a bimodal set match the exact ones"
   std::normal_distribution<double> slow(200e6, 10e6);
   std::bernoulli_distribution stalled(0.1);
   std::vector<std::int64_t> values(150'000);
-  for (auto& v : values) v = std::max<std::int64_t>(kUs, static_cast<std::int64_t>(stalled(rng) ? slow(rng) : fast(rng)));
+  for (auto& v : values)
+    v = std::max<std::int64_t>(kUs, static_cast<std::int64_t>(stalled(rng) ? slow(rng) : fast(rng)));
   check_against_exact(values);
 
   LatencyHistogram h;
@@ -140,8 +141,7 @@ TEST_CASE("loadgen histogram: a sorted run of equal steps gives the textbook per
   check_against_exact(values);
 }
 
-TEST_CASE("loadgen histogram: merging per-thread histograms equals recording everything in one",
-          "[loadgen][ch01]") {
+TEST_CASE("loadgen histogram: merging per-thread histograms equals recording everything in one", "[loadgen][ch01]") {
   std::mt19937_64 rng(3);
   std::lognormal_distribution<double> dist(11.0, 1.5);  // median about 60 us, long tail
   LatencyHistogram all;

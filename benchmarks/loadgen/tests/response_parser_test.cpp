@@ -54,8 +54,8 @@ TEST_CASE("loadgen: the response parser reports one status per Content-Length re
 TEST_CASE("loadgen: the response parser separates pipelined responses in one buffer", "[loadgen][ch01]") {
   Collector c;
   ResponseParser p(&Collector::sink, &c);
-  const std::string both = std::string(kOk) + "HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n" +
-                           std::string(kChunked);
+  const std::string both =
+      std::string(kOk) + "HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n" + std::string(kChunked);
   REQUIRE(feed(p, both) == Outcome::ok);
   REQUIRE(c.statuses == std::vector<int>{200, 404, 200});
 }
@@ -95,8 +95,7 @@ TEST_CASE("loadgen: the response parser stops after a response that closes the c
   REQUIRE(d.statuses == std::vector<int>{200});
 }
 
-TEST_CASE("loadgen: the response parser completes a body that runs to the end of the connection",
-          "[loadgen][ch01]") {
+TEST_CASE("loadgen: the response parser completes a body that runs to the end of the connection", "[loadgen][ch01]") {
   Collector c;
   ResponseParser p(&Collector::sink, &c);
   REQUIRE(feed(p, "HTTP/1.1 200 OK\r\n\r\nsome bytes") == Outcome::ok);
@@ -121,15 +120,15 @@ TEST_CASE("loadgen: the response parser treats a response cut short by EOF as an
 
 TEST_CASE("loadgen: the response parser rejects malformed responses at once", "[loadgen][ch01]") {
   const std::vector<std::string> bad = {
-      "HTTP/1.1 2x0 OK\r\nContent-Length: 0\r\n\r\n",               // status not a number
-      "HTTP/1.1 200 OK\r\nContent-Length: abc\r\n\r\n",             // length not a number
+      "HTTP/1.1 2x0 OK\r\nContent-Length: 0\r\n\r\n",                        // status not a number
+      "HTTP/1.1 200 OK\r\nContent-Length: abc\r\n\r\n",                      // length not a number
       "HTTP/1.1 200 OK\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\nx",  // two lengths
       "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n",         // chunk size
-      "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nokX\r\n",    // no CRLF after data
-      "HTTP/1.1 200 OK\r\nNo colon here\r\n\r\n",                   // header without ':'
-      "HTTP/1.1 200 OK\nContent-Length: 0\n\n",                     // bare LF (strict mode)
-      "hello world\r\n\r\n",                                        // not HTTP at all
-      "HTTP/9.9 200 OK\r\nContent-Length: 0\r\n\r\n",               // unknown version
+      "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nokX\r\n",   // no CRLF after data
+      "HTTP/1.1 200 OK\r\nNo colon here\r\n\r\n",                            // header without ':'
+      "HTTP/1.1 200 OK\nContent-Length: 0\n\n",                              // bare LF (strict mode)
+      "hello world\r\n\r\n",                                                 // not HTTP at all
+      "HTTP/9.9 200 OK\r\nContent-Length: 0\r\n\r\n",                        // unknown version
   };
   for (const auto& bytes : bad) {
     INFO(bytes);

@@ -35,7 +35,9 @@ LoadConfig config_for(const TestServer& server) {
   return c;
 }
 
-LoadResult run(const LoadConfig& c) { return bounded(20s, "run_load", [&c] { return run_load(c); }); }
+LoadResult run(const LoadConfig& c) {
+  return bounded(20s, "run_load", [&c] { return run_load(c); });
+}
 
 std::uint64_t all_errors(const ErrorCounts& e) {
   return e.connect + e.read + e.timeout + e.parse + e.status_4xx + e.status_5xx;
@@ -98,7 +100,7 @@ TEST_CASE("loadgen: a request that times out is counted and its connection reope
   c.duration_s = 0.65;
   const LoadResult r = run(c);
   REQUIRE(r.requests == 0);
-  REQUIRE(r.errors.timeout >= 8);   // about 6 per connection
+  REQUIRE(r.errors.timeout >= 8);  // about 6 per connection
   REQUIRE(r.errors.timeout <= 14);
   REQUIRE(r.connects >= 2 + r.errors.timeout);
 }
@@ -263,11 +265,10 @@ TEST_CASE("loadgen: the JSON summary has exactly the agreed keys and the samples
     for (auto it = o.begin(); it != o.end(); ++it) s.insert(it.key());
     return s;
   };
-  REQUIRE(keys(j) == std::set<std::string>{"tool", "config", "requests", "errors", "duration_s", "rps",
-                                           "latency_us", "worst_per_connection_us", "bytes_read"});
-  REQUIRE(keys(j["config"]) == std::set<std::string>{"url", "method", "connections", "threads", "pipeline",
-                                                     "model", "rate", "interval_us", "duration_s",
-                                                     "warmup_s", "body_size"});
+  REQUIRE(keys(j) == std::set<std::string>{"tool", "config", "requests", "errors", "duration_s", "rps", "latency_us",
+                                           "worst_per_connection_us", "bytes_read"});
+  REQUIRE(keys(j["config"]) == std::set<std::string>{"url", "method", "connections", "threads", "pipeline", "model",
+                                                     "rate", "interval_us", "duration_s", "warmup_s", "body_size"});
   REQUIRE(keys(j["errors"]) ==
           std::set<std::string>{"connect", "read", "timeout", "parse", "status_4xx", "status_5xx"});
   REQUIRE(keys(j["latency_us"]) == std::set<std::string>{"p50", "p90", "p99", "p99_9", "max", "mean", "min"});

@@ -31,9 +31,9 @@ TEST_CASE("loadgen: the target URL is parsed into address, Host header and path"
 }
 
 TEST_CASE("loadgen: a target that is not this machine's loopback is refused", "[loadgen][ch01]") {
-  for (const std::string url : {"http://10.0.0.1/", "http://example.com/", "http://128.0.0.1:80/",
-                                "http://[::2]/", "http://[::ffff:8.8.8.8]/", "http://127.1/",
-                                "http://0x7f.0.0.1/", "http://0.0.0.0/", "http://192.168.1.1:8080/"}) {
+  for (const std::string url :
+       {"http://10.0.0.1/", "http://example.com/", "http://128.0.0.1:80/", "http://[::2]/", "http://[::ffff:8.8.8.8]/",
+        "http://127.1/", "http://0x7f.0.0.1/", "http://0.0.0.0/", "http://192.168.1.1:8080/"}) {
     INFO(url);
     try {
       parse_target(url);
@@ -42,9 +42,9 @@ TEST_CASE("loadgen: a target that is not this machine's loopback is refused", "[
       REQUIRE(std::string(e.what()).find("loopback") != std::string::npos);
     }
   }
-  for (const std::string url : {"https://127.0.0.1/", "127.0.0.1:80/", "http://user@127.0.0.1/",
-                                "http://127.0.0.1:0/", "http://127.0.0.1:70000/", "http://127.0.0.1:/",
-                                "http://127.0.0.1:8x/", "http:///path", "http://[::1/"}) {
+  for (const std::string url :
+       {"https://127.0.0.1/", "127.0.0.1:80/", "http://user@127.0.0.1/", "http://127.0.0.1:0/",
+        "http://127.0.0.1:70000/", "http://127.0.0.1:/", "http://127.0.0.1:8x/", "http:///path", "http://[::1/"}) {
     INFO(url);
     REQUIRE_THROWS_AS(parse_target(url), std::invalid_argument);
   }

@@ -11,6 +11,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <strings.h>
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -19,7 +20,6 @@
 #include <future>
 #include <stdexcept>
 #include <string>
-#include <strings.h>
 #include <thread>
 #include <vector>
 

@@ -272,8 +272,7 @@ TEST_CASE("epoll-floor: a client that sends 100000 GETs before reading gets ever
   const auto deadline = Clock::now() + 40s;
   std::string_view unsent = requests;
   bool reading = false;  // read nothing until the writes stall or finish
-  while ((!unsent.empty() || c.received.size() < kRequests * response.size()) &&
-         Clock::now() < deadline) {
+  while ((!unsent.empty() || c.received.size() < kRequests * response.size()) && Clock::now() < deadline) {
     if (!unsent.empty()) {
       const ssize_t w = ::send(c.fd(), unsent.data(), unsent.size(), MSG_NOSIGNAL);
       if (w > 0) {

@@ -129,8 +129,7 @@ TEST_CASE("stage 01: HTTP/1.0 closes unless asked to keep alive, and Connection:
   }
 }
 
-TEST_CASE("stage 01: every bad input gets its status, then a clean close, and the server serves on",
-          "[stage][ch01]") {
+TEST_CASE("stage 01: every bad input gets its status, then a clean close, and the server serves on", "[stage][ch01]") {
   const std::string dispatch = GENERATE("inline", "pool");
   StageProcess stage(HANDOFF_STAGE_BINARY, args_for(dispatch, {"--max-body", "1000"}));
   struct Case {

@@ -21,8 +21,8 @@ using handoff::http::Request;
 using handoff::http::RequestParser;
 
 bool same(const Request& a, const Request& b) {
-  if (a.method != b.method || a.target != b.target || a.version_minor != b.version_minor ||
-      a.body != b.body || a.keep_alive != b.keep_alive || a.headers.size() != b.headers.size()) {
+  if (a.method != b.method || a.target != b.target || a.version_minor != b.version_minor || a.body != b.body ||
+      a.keep_alive != b.keep_alive || a.headers.size() != b.headers.size()) {
     return false;
   }
   for (std::size_t i = 0; i < a.headers.size(); ++i) {
@@ -34,8 +34,7 @@ bool same(const Request& a, const Request& b) {
 }
 
 bool documented(int status) {
-  return status == 0 || status == 400 || status == 413 || status == 414 || status == 431 ||
-         status == 501;
+  return status == 0 || status == 400 || status == 413 || status == 414 || status == 431 || status == 501;
 }
 
 }  // namespace
@@ -52,8 +51,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     limits.max_body_bytes = (data[0] >> 4) % 32;
   }
   std::uint32_t seed = static_cast<std::uint32_t>(data[1]) | static_cast<std::uint32_t>(data[2]) << 8 |
-                       static_cast<std::uint32_t>(data[3]) << 16 |
-                       static_cast<std::uint32_t>(data[4]) << 24;
+                       static_cast<std::uint32_t>(data[3]) << 16 | static_cast<std::uint32_t>(data[4]) << 24;
   const std::string_view stream(reinterpret_cast<const char*>(data + 5), size - 5);
 
   RequestParser whole(limits);

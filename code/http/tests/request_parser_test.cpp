@@ -75,8 +75,7 @@ TEST_CASE("request parser: three pipelined requests in one feed parse in order",
   CHECK_FALSE(p.request_in_progress());
 }
 
-TEST_CASE("request parser: every byte-boundary split of three pipelined requests parses the same",
-          "[http][ch01]") {
+TEST_CASE("request parser: every byte-boundary split of three pipelined requests parses the same", "[http][ch01]") {
   for (std::size_t cut = 0; cut <= kPipeline.size(); ++cut) {
     INFO("cut at " << cut);
     RequestParser p;
@@ -87,8 +86,7 @@ TEST_CASE("request parser: every byte-boundary split of three pipelined requests
   }
 }
 
-TEST_CASE("request parser: every two-cut split of three pipelined requests parses the same",
-          "[http][ch01]") {
+TEST_CASE("request parser: every two-cut split of three pipelined requests parses the same", "[http][ch01]") {
   const std::string_view wire = kPipeline;
   for (std::size_t a = 1; a < wire.size(); ++a) {
     for (std::size_t b = a; b < wire.size(); ++b) {
@@ -104,8 +102,7 @@ TEST_CASE("request parser: every two-cut split of three pipelined requests parse
   SUCCEED("all two-cut splits agree");
 }
 
-TEST_CASE("request parser: one byte at a time, each request is ready exactly at its last byte",
-          "[http][ch01]") {
+TEST_CASE("request parser: one byte at a time, each request is ready exactly at its last byte", "[http][ch01]") {
   const std::vector<std::size_t> ends = pipeline_ends();
   RequestParser p;
   std::vector<std::string> got;
@@ -121,8 +118,7 @@ TEST_CASE("request parser: one byte at a time, each request is ready exactly at 
   CHECK(p.error_status() == 0);
 }
 
-TEST_CASE("request parser: request accessors give path, query parameters and headers",
-          "[http][ch01]") {
+TEST_CASE("request parser: request accessors give path, query parameters and headers", "[http][ch01]") {
   RequestParser p;
   p.feed("GET /sleep?ms=10&flag&x=a%20b HTTP/1.1\r\nHost: example\r\nX-Mixed-Case: Yes  \r\n\r\n");
   REQUIRE(p.ready().size() == 1);
@@ -134,7 +130,7 @@ TEST_CASE("request parser: request accessors give path, query parameters and hea
   CHECK(r.query("absent").empty());
   CHECK(r.query("m").empty());
   REQUIRE(r.header("x-mixed-case") != nullptr);
-  CHECK(*r.header("x-mixed-case") == "Yes");  // trailing whitespace trimmed
+  CHECK(*r.header("x-mixed-case") == "Yes");   // trailing whitespace trimmed
   CHECK(r.headers[1].name == "X-Mixed-Case");  // name kept as sent
   REQUIRE(r.header("HOST") != nullptr);
   CHECK(*r.header("HOST") == "example");
@@ -142,8 +138,7 @@ TEST_CASE("request parser: request accessors give path, query parameters and hea
   CHECK_FALSE(r.is_head());
 }
 
-TEST_CASE("request parser: a target without a query has the whole target as its path",
-          "[http][ch01]") {
+TEST_CASE("request parser: a target without a query has the whole target as its path", "[http][ch01]") {
   RequestParser p;
   p.feed("GET /plain HTTP/1.1\r\n\r\n");
   REQUIRE(p.ready().size() == 1);
@@ -151,8 +146,7 @@ TEST_CASE("request parser: a target without a query has the whole target as its 
   CHECK(p.ready().front().query("plain").empty());
 }
 
-TEST_CASE("request parser: HEAD parses as a bodiless request and the next one follows",
-          "[http][ch01]") {
+TEST_CASE("request parser: HEAD parses as a bodiless request and the next one follows", "[http][ch01]") {
   RequestParser p;
   p.feed("HEAD /h HTTP/1.1\r\n\r\nGET /g HTTP/1.1\r\n\r\n");
   REQUIRE(p.ready().size() == 2);
@@ -161,8 +155,7 @@ TEST_CASE("request parser: HEAD parses as a bodiless request and the next one fo
   CHECK(p.ready()[1].target == "/g");
 }
 
-TEST_CASE("request parser: chunked bodies are de-chunked across extensions and trailers",
-          "[http][ch01]") {
+TEST_CASE("request parser: chunked bodies are de-chunked across extensions and trailers", "[http][ch01]") {
   RequestParser p;
   p.feed(
       "POST /c HTTP/1.1\r\nTransfer-Encoding: Chunked\r\n\r\n"
@@ -177,8 +170,7 @@ TEST_CASE("request parser: chunked bodies are de-chunked across extensions and t
   CHECK(r.headers.size() == 1);
 }
 
-TEST_CASE("request parser: Expect 100-continue is reported once while the body is awaited",
-          "[http][ch01]") {
+TEST_CASE("request parser: Expect 100-continue is reported once while the body is awaited", "[http][ch01]") {
   RequestParser p;
   p.feed("POST /e HTTP/1.1\r\nExpect: 100-Continue\r\nContent-Length: 5\r\n\r\n");
   CHECK(p.take_expect_continue());
@@ -195,8 +187,7 @@ TEST_CASE("request parser: Expect 100-continue on a chunked body is reported", "
   CHECK(p.take_expect_continue());
 }
 
-TEST_CASE("request parser: Expect 100-continue is not reported when no body is awaited",
-          "[http][ch01]") {
+TEST_CASE("request parser: Expect 100-continue is not reported when no body is awaited", "[http][ch01]") {
   SECTION("the body came with the head") {
     RequestParser p;
     p.feed("POST /e HTTP/1.1\r\nExpect: 100-continue\r\nContent-Length: 5\r\n\r\nhe");
@@ -225,8 +216,7 @@ TEST_CASE("request parser: HTTP/1.0 without keep-alive closes and stops parsing"
   CHECK(p.error_status() == 0);
 }
 
-TEST_CASE("request parser: HTTP/1.0 with Connection keep-alive keeps the connection",
-          "[http][ch01]") {
+TEST_CASE("request parser: HTTP/1.0 with Connection keep-alive keeps the connection", "[http][ch01]") {
   RequestParser p;
   p.feed("GET /a HTTP/1.0\r\nConnection: keep-alive\r\n\r\nGET /b HTTP/1.0\r\n\r\n");
   REQUIRE(p.ready().size() == 2);
@@ -235,8 +225,7 @@ TEST_CASE("request parser: HTTP/1.0 with Connection keep-alive keeps the connect
   CHECK_FALSE(p.ready()[1].keep_alive);
 }
 
-TEST_CASE("request parser: Connection close stops parsing and later bytes are ignored",
-          "[http][ch01]") {
+TEST_CASE("request parser: Connection close stops parsing and later bytes are ignored", "[http][ch01]") {
   RequestParser p;
   p.feed("GET /a HTTP/1.1\r\nConnection: close\r\n\r\nGET /b HTTP/1.1\r\n\r\n");
   REQUIRE(p.ready().size() == 1);
@@ -248,8 +237,7 @@ TEST_CASE("request parser: Connection close stops parsing and later bytes are ig
   CHECK_FALSE(p.request_in_progress());
 }
 
-TEST_CASE("request parser: an upgrade request is served as a last ordinary request",
-          "[http][ch01]") {
+TEST_CASE("request parser: an upgrade request is served as a last ordinary request", "[http][ch01]") {
   RequestParser p;
   p.feed(
       "GET /ws HTTP/1.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n"
@@ -261,8 +249,7 @@ TEST_CASE("request parser: an upgrade request is served as a last ordinary reque
   CHECK(p.error_status() == 0);
 }
 
-TEST_CASE("request parser: head_in_progress and request_in_progress follow the bytes",
-          "[http][ch01]") {
+TEST_CASE("request parser: head_in_progress and request_in_progress follow the bytes", "[http][ch01]") {
   RequestParser p;
   CHECK_FALSE(p.head_in_progress());
   CHECK_FALSE(p.request_in_progress());
@@ -285,8 +272,7 @@ TEST_CASE("request parser: head_in_progress and request_in_progress follow the b
   CHECK(p.ready().size() == 2);
 }
 
-TEST_CASE("request parser: a request line of exactly max_request_line is accepted",
-          "[http][ch01]") {
+TEST_CASE("request parser: a request line of exactly max_request_line is accepted", "[http][ch01]") {
   Limits limits;
   limits.max_request_line = 40;
   // "GET " + target + " HTTP/1.1" is 13 bytes around the target.
@@ -309,8 +295,7 @@ TEST_CASE("request parser: a request line one byte over max_request_line is 414"
   CHECK(p.stopped());
 }
 
-TEST_CASE("request parser: an over-long target is 414 before the request line ends",
-          "[http][ch01]") {
+TEST_CASE("request parser: an over-long target is 414 before the request line ends", "[http][ch01]") {
   Limits limits;
   limits.max_request_line = 40;
   RequestParser p(limits);
@@ -321,8 +306,7 @@ TEST_CASE("request parser: an over-long target is 414 before the request line en
   CHECK_FALSE(p.error_reason().empty());
 }
 
-TEST_CASE("request parser: a header section of exactly max_header_bytes is accepted",
-          "[http][ch01]") {
+TEST_CASE("request parser: a header section of exactly max_header_bytes is accepted", "[http][ch01]") {
   Limits limits;
   limits.max_header_bytes = 64;
   // The section "X: <value>\r\n\r\n" is 7 bytes around the value.
@@ -334,8 +318,7 @@ TEST_CASE("request parser: a header section of exactly max_header_bytes is accep
   CHECK(parse_whole(wire, limits).size() == 1);
 }
 
-TEST_CASE("request parser: a header section one byte over max_header_bytes is 431",
-          "[http][ch01]") {
+TEST_CASE("request parser: a header section one byte over max_header_bytes is 431", "[http][ch01]") {
   Limits limits;
   limits.max_header_bytes = 64;
   RequestParser p(limits);
@@ -355,8 +338,7 @@ TEST_CASE("request parser: header bytes no field covers still count toward 431",
   CHECK(p.error_status() == 431);
 }
 
-TEST_CASE("request parser: max_header_fields fields are accepted, one more is 431",
-          "[http][ch01]") {
+TEST_CASE("request parser: max_header_fields fields are accepted, one more is 431", "[http][ch01]") {
   Limits limits;
   limits.max_header_fields = 3;
   const std::string three = "GET / HTTP/1.1\r\nA: 1\r\nB: 2\r\nC: 3\r\n";
@@ -366,18 +348,15 @@ TEST_CASE("request parser: max_header_fields fields are accepted, one more is 43
   CHECK(p.error_status() == 431);
 }
 
-TEST_CASE("request parser: a Content-Length of exactly max_body_bytes is accepted",
-          "[http][ch01]") {
+TEST_CASE("request parser: a Content-Length of exactly max_body_bytes is accepted", "[http][ch01]") {
   Limits limits;
   limits.max_body_bytes = 10;
-  const auto got =
-      parse_whole("POST / HTTP/1.1\r\nContent-Length: 10\r\n\r\n0123456789", limits);
+  const auto got = parse_whole("POST / HTTP/1.1\r\nContent-Length: 10\r\n\r\n0123456789", limits);
   REQUIRE(got.size() == 1);
   CHECK(got[0].find("body{0123456789}") != std::string::npos);
 }
 
-TEST_CASE("request parser: a Content-Length over max_body_bytes is 413 before the body",
-          "[http][ch01]") {
+TEST_CASE("request parser: a Content-Length over max_body_bytes is 413 before the body", "[http][ch01]") {
   Limits limits;
   limits.max_body_bytes = 10;
   RequestParser p(limits);
@@ -389,15 +368,13 @@ TEST_CASE("request parser: a Content-Length over max_body_bytes is 413 before th
 TEST_CASE("request parser: a chunked body of exactly max_body_bytes is accepted", "[http][ch01]") {
   Limits limits;
   limits.max_body_bytes = 10;
-  const auto got = parse_whole(
-      "POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n4\r\nabcd\r\n6\r\nefghij\r\n0\r\n\r\n",
-      limits);
+  const auto got =
+      parse_whole("POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n4\r\nabcd\r\n6\r\nefghij\r\n0\r\n\r\n", limits);
   REQUIRE(got.size() == 1);
   CHECK(got[0].find("body{abcdefghij}") != std::string::npos);
 }
 
-TEST_CASE("request parser: a chunked body one byte over max_body_bytes is 413 at its chunk",
-          "[http][ch01]") {
+TEST_CASE("request parser: a chunked body one byte over max_body_bytes is 413 at its chunk", "[http][ch01]") {
   Limits limits;
   limits.max_body_bytes = 10;
   RequestParser p(limits);
@@ -456,8 +433,7 @@ TEST_CASE("request parser: a Transfer-Encoding other than chunked is 501", "[htt
   }
 }
 
-TEST_CASE("request parser: Content-Length together with Transfer-Encoding is 400",
-          "[http][ch01]") {
+TEST_CASE("request parser: Content-Length together with Transfer-Encoding is 400", "[http][ch01]") {
   const char* heads[] = {
       "Content-Length: 5\r\nTransfer-Encoding: chunked\r\n",
       "Transfer-Encoding: chunked\r\nContent-Length: 5\r\n",
@@ -480,12 +456,12 @@ TEST_CASE("request parser: two differing Content-Lengths are 400", "[http][ch01]
 
 TEST_CASE("request parser: what llhttp rejects is 400", "[http][ch01]") {
   const char* bad[] = {
-      "GET / HTTP/1.1\r\nBad Name: x\r\n\r\n",   // space in a field name
-      "GET / HTTP/2.0\r\n\r\n",                  // not HTTP/1.x
-      "GET / HTTP/1.1\r\nX: a\rb\r\n\r\n",       // bare CR in a value
-      "GET / HTTP/1.1 \r\n\r\n",                 // space after the version
-      "GET /\r\n\r\n",                           // HTTP/0.9
-      "G@T / HTTP/1.1\r\n\r\n",                  // not a method
+      "GET / HTTP/1.1\r\nBad Name: x\r\n\r\n",  // space in a field name
+      "GET / HTTP/2.0\r\n\r\n",                 // not HTTP/1.x
+      "GET / HTTP/1.1\r\nX: a\rb\r\n\r\n",      // bare CR in a value
+      "GET / HTTP/1.1 \r\n\r\n",                // space after the version
+      "GET /\r\n\r\n",                          // HTTP/0.9
+      "G@T / HTTP/1.1\r\n\r\n",                 // not a method
       "POST / HTTP/1.1\r\nContent-Length: x\r\n\r\n",
       "POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n",
   };
@@ -499,8 +475,7 @@ TEST_CASE("request parser: what llhttp rejects is 400", "[http][ch01]") {
   }
 }
 
-TEST_CASE("request parser: after an error later feeds are ignored and the error stays",
-          "[http][ch01]") {
+TEST_CASE("request parser: after an error later feeds are ignored and the error stays", "[http][ch01]") {
   RequestParser p;
   p.feed("GET /ok HTTP/1.1\r\n\r\nBROKEN\r\n\r\n");
   REQUIRE(p.error_status() == 400);

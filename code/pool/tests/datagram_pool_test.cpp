@@ -31,8 +31,8 @@ TEMPLATE_TEST_CASE("pool: every job completes exactly once, its frames in order"
   CHECK(rig.sink.ends == kJobs);
 }
 
-TEMPLATE_TEST_CASE("pool: stop with jobs in flight loses none, and the pills stop every thread",
-                   "[pool][ch01][ch02]", pool::DatagramPool, pool::RingPool) {
+TEMPLATE_TEST_CASE("pool: stop with jobs in flight loses none, and the pills stop every thread", "[pool][ch01][ch02]",
+                   pool::DatagramPool, pool::RingPool) {
   testkit::Watchdog dog(20s, "stop() with 200 slow jobs queued");
   Rig<TestType> rig(4);
   for (std::uint64_t i = 0; i < 200; ++i) rig.pool.submit(make_job(i, kSlow));

@@ -80,7 +80,8 @@ struct Rig {
     const nlohmann::json snapshot = registry.to_json();
     std::uint64_t total = 0;
     for (const auto& t : snapshot["threads"]) {
-      if (t["role"] == "pool") total += t["counters"][std::string(stats::counter_name(c))].template get<std::uint64_t>();
+      if (t["role"] == "pool")
+        total += t["counters"][std::string(stats::counter_name(c))].template get<std::uint64_t>();
     }
     return total;
   }

@@ -119,8 +119,7 @@ TEST_CASE("ring pool: a push inside the park window is caught by the re-check", 
   CHECK(lost_wakeups(Order::announce_then_recheck, Pace::inside_the_window, 50, 2s) == 0);
 }
 
-TEST_CASE("ring pool: negative control, re-check before announce loses the wake the test forces",
-          "[pool][ch02]") {
+TEST_CASE("ring pool: negative control, re-check before announce loses the wake the test forces", "[pool][ch02]") {
   testkit::Watchdog dog(30s, "the broken park order, forced");
   // The same test, against the broken order: the first forced round must miss its bound.
   CHECK(lost_wakeups(Order::recheck_then_announce, Pace::inside_the_window, 5, 300ms) > 0);
@@ -161,7 +160,7 @@ TEST_CASE("ring pool: a loop that waits is poked by a completion, and only then"
     out.send(http::Response{200, "text/plain", {}, "ok"});
   };
   rig.pool.submit(make_job(0, slower));  // finishes while the loop below is blocked
-  rig.turn(2000);                       // blocks in epoll_wait until the poke
+  rig.turn(2000);                        // blocks in epoll_wait until the poke
   rig.turn(0);
   CHECK(rig.sink.ends == 1);
   CHECK(rig.pool_counter(stats::Counter::completion_pokes) == 1);

@@ -82,8 +82,7 @@ void backoff(std::uint32_t& misses) {
 
 }  // namespace
 
-TEST_CASE("mpmc ring: a capacity that is not a power of two of at least 2 is refused",
-          "[ring][ch02]") {
+TEST_CASE("mpmc ring: a capacity that is not a power of two of at least 2 is refused", "[ring][ch02]") {
   for (std::size_t bad : {0u, 1u, 3u, 6u, 100u, 1023u}) {
     INFO("capacity " << bad);
     CHECK_THROWS_AS(MpmcRing<int>(bad), std::invalid_argument);
@@ -94,8 +93,7 @@ TEST_CASE("mpmc ring: a capacity that is not a power of two of at least 2 is ref
   }
 }
 
-TEST_CASE("mpmc ring: a new ring is empty and a pop from it leaves the target untouched",
-          "[ring][ch02]") {
+TEST_CASE("mpmc ring: a new ring is empty and a pop from it leaves the target untouched", "[ring][ch02]") {
   MpmcRing<int> ring(4);
   CHECK(ring.empty());
   CHECK(ring.size_approx() == 0);
@@ -135,8 +133,7 @@ TEST_CASE("mpmc ring: items come out in the order they went in", "[ring][ch02]")
   }
 }
 
-TEST_CASE("mpmc ring: order and counts survive a thousand laps of a capacity-4 ring",
-          "[ring][ch02]") {
+TEST_CASE("mpmc ring: order and counts survive a thousand laps of a capacity-4 ring", "[ring][ch02]") {
   MpmcRing<std::uint64_t> ring(4);
   std::uint64_t next_in = 0, next_out = 0;
   // Whole laps: fill, then drain.
@@ -186,8 +183,7 @@ TEST_CASE("mpmc ring: pops() counts successful pops and nothing else", "[ring][c
   }
 }
 
-TEST_CASE("mpmc ring: empty() turns false on a push and true again on the last pop",
-          "[ring][ch02]") {
+TEST_CASE("mpmc ring: empty() turns false on a push and true again on the last pop", "[ring][ch02]") {
   MpmcRing<int> ring(4);
   CHECK(ring.empty());
   REQUIRE(ring.try_push(1));
@@ -207,8 +203,7 @@ TEST_CASE("mpmc ring: empty() turns false on a push and true again on the last p
   }
 }
 
-TEST_CASE("mpmc ring: strings travel whole, and a copied push leaves the source intact",
-          "[ring][ch02]") {
+TEST_CASE("mpmc ring: strings travel whole, and a copied push leaves the source intact", "[ring][ch02]") {
   MpmcRing<std::string> ring(4);
   const std::string long_one(200, 'x');  // past the small-string buffer: a heap pointer moves
   REQUIRE(ring.try_push(long_one));
@@ -230,8 +225,7 @@ TEST_CASE("mpmc ring: strings travel whole, and a copied push leaves the source 
   CHECK(kept == "kept");
 }
 
-TEST_CASE("mpmc ring: a move-only type passes through and keeps its ownership",
-          "[ring][ch02]") {
+TEST_CASE("mpmc ring: a move-only type passes through and keeps its ownership", "[ring][ch02]") {
   MpmcRing<std::unique_ptr<int>> ring(2);
   for (int lap = 0; lap < 5; ++lap) {
     auto p = std::make_unique<int>(lap);
@@ -253,9 +247,10 @@ TEST_CASE("mpmc ring: a move-only type passes through and keeps its ownership",
   CHECK(c != nullptr);  // refused: still ours
 }
 
-TEST_CASE("mpmc ring: every item is destroyed once: popped ones by the caller, the rest by "
-          "the ring",
-          "[ring][ch02]") {
+TEST_CASE(
+    "mpmc ring: every item is destroyed once: popped ones by the caller, the rest by "
+    "the ring",
+    "[ring][ch02]") {
   int live = 0;
   {
     MpmcRing<Counted> ring(4);
@@ -284,8 +279,7 @@ TEST_CASE("mpmc ring: every item is destroyed once: popped ones by the caller, t
   CHECK(live == 0);
 }
 
-TEST_CASE("mpmc ring: a claimed but unpublished cell reads as empty until its push completes",
-          "[ring][ch02]") {
+TEST_CASE("mpmc ring: a claimed but unpublished cell reads as empty until its push completes", "[ring][ch02]") {
   handoff::testkit::Watchdog dog(10s, "mpmc ring: half-done push test");
   MpmcRing<Gate> ring(4);
   std::atomic<bool> entered{false}, open{false};
@@ -309,9 +303,10 @@ TEST_CASE("mpmc ring: a claimed but unpublished cell reads as empty until its pu
   CHECK(ring.empty());
 }
 
-TEST_CASE("mpmc ring: 4 producers and 4 consumers deliver every item exactly once, each "
-          "producer's items in order",
-          "[ring][ch02][stress]") {
+TEST_CASE(
+    "mpmc ring: 4 producers and 4 consumers deliver every item exactly once, each "
+    "producer's items in order",
+    "[ring][ch02][stress]") {
 #if defined(__SANITIZE_THREAD__)
   constexpr std::uint32_t kPerProducer = 20'000;
 #else

@@ -8,7 +8,7 @@ namespace exercise {
 
 std::optional<int> Lane::park(std::chrono::milliseconds limit, bool& timed_out) {
   int job;
-  if (ring_.try_pop(job)) return job;              // re-check the ring
+  if (ring_.try_pop(job)) return job;  // re-check the ring
   if (between_steps_) between_steps_();
   parked_.fetch_add(1, std::memory_order_seq_cst);  // announce
   pollfd p{wake_.get(), POLLIN, 0};
