@@ -252,3 +252,17 @@ TEST_CASE("stage 01: /stats reports the loop and pool threads with their CPU", "
   CHECK(r->body.find("\"name\":\"pool-0-1\"") != std::string::npos);
   CHECK(r->body.find("\"handoff_sends\"") != std::string::npos);
 }
+
+TEST_CASE("stage 01: a client that sends its request and shuts its side is answered, then closed",
+          "[stage][ch01]") {
+  const std::string dispatch = GENERATE("inline", "pool");
+  StageProcess stage(HANDOFF_STAGE_BINARY, args_for(dispatch));
+  Client c(stage.port());
+  c.send(kGet + kGet);
+  c.shutdown_write();  // the request and the EOF arrive together
+  auto a = c.read_response(), b = c.read_response();
+  REQUIRE(a);
+  REQUIRE(b);
+  CHECK(b->body == "Hello, World!");
+  CHECK(c.closed_by_peer(3000ms));  // well before any timeout
+}
