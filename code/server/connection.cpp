@@ -31,6 +31,7 @@ void Connection::on_io(std::uint32_t events) {
     return;
   }
   if (events & EPOLLOUT) writable_ = true;
+  if (events & EPOLLRDHUP) peer_shut_write_ = true;
   if (events & (EPOLLIN | EPOLLRDHUP)) {
     readable_ = true;
     read_some();
@@ -55,8 +56,9 @@ void Connection::read_some() {
   while (readable_ && wants_to_read() && !closed_) {
     const ssize_t n = ::recv(fd_.get(), buffer.data(), buffer.size(), 0);
     if (n > 0) {
-      // A short read drained the socket: the next arrival raises a new edge.
-      if (static_cast<std::size_t>(n) < buffer.size()) readable_ = false;
+      // A short read drained the socket: the next arrival raises a new edge. Not so once
+      // the peer has shut its side: its EOF raised the edge already, so read on to it.
+      if (static_cast<std::size_t>(n) < buffer.size() && !peer_shut_write_) readable_ = false;
       last_activity_ns_ = worker_.now_ns();
       if (lingering_) continue;  // our side is closed: discard until the peer's EOF
       parser_.feed({buffer.data(), static_cast<std::size_t>(n)});

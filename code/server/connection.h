@@ -83,6 +83,7 @@ class Connection final : public loop::IoHandler {
   bool readable_ = false;          // unread input may be waiting (edge-triggered: we track it)
   bool writable_ = true;           // the last send did not hit EAGAIN
   bool in_read_ = false;           // read_some() is on the stack: do not re-enter it
+  bool peer_shut_write_ = false;   // EPOLLRDHUP seen: an EOF waits behind the data
   std::int64_t last_activity_ns_;  // last byte read or written
   std::int64_t head_started_ns_ = 0;
   std::int64_t linger_deadline_ns_ = 0;
