@@ -4,21 +4,9 @@
 // request, valid while the request lives and is not modified.
 #include "http/request.h"
 
+#include "http/ascii.h"
+
 namespace handoff::http {
-
-namespace {
-
-char ascii_lower(char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c; }
-
-bool ascii_iequals(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (std::size_t i = 0; i < a.size(); ++i) {
-    if (ascii_lower(a[i]) != ascii_lower(b[i])) return false;
-  }
-  return true;
-}
-
-}  // namespace
 
 std::string_view Request::path() const {
   std::string_view t = target;

@@ -5,6 +5,8 @@
 // reports through its callbacks.
 #include "http/request_parser.h"
 
+#include "http/ascii.h"
+
 #include <llhttp.h>
 
 #include <cstdint>
@@ -12,16 +14,6 @@
 namespace handoff::http {
 
 namespace {
-
-char ascii_lower(char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c; }
-
-bool ascii_iequals(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (std::size_t i = 0; i < a.size(); ++i) {
-    if (ascii_lower(a[i]) != ascii_lower(b[i])) return false;
-  }
-  return true;
-}
 
 /// A Content-Length body is reserved up front, but never more than this before the bytes
 /// arrive: a client that announces a large body and then stalls costs little.

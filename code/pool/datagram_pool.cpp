@@ -7,23 +7,15 @@
 #include <cerrno>
 #include <string>
 #include <system_error>
+#include <tuple>
+
+#include "net/socket_pair.h"
 
 namespace handoff::pool {
 
-namespace {
-void make_pair(net::Fd& a, net::Fd& b) {
-  int sv[2];
-  if (::socketpair(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0, sv) != 0) {
-    throw std::system_error(errno, std::generic_category(), "socketpair");
-  }
-  a.reset(sv[0]);
-  b.reset(sv[1]);
-}
-}  // namespace
-
 DatagramPool::DatagramPool(const PoolConfig& config) : config_(config) {
-  make_pair(lane_loop_, lane_pool_);
-  make_pair(done_loop_, done_pool_);
+  std::tie(lane_loop_, lane_pool_) = net::datagram_pair();
+  std::tie(done_loop_, done_pool_) = net::datagram_pair();
 }
 
 DatagramPool::~DatagramPool() { stop(); }

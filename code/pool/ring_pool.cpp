@@ -8,20 +8,15 @@
 #include <cerrno>
 #include <string>
 #include <system_error>
+#include <tuple>
+
+#include "net/socket_pair.h"
 
 #include "stats/thread_cpu.h"
 
 namespace handoff::pool {
 
 namespace {
-void make_pair(net::Fd& a, net::Fd& b) {
-  int sv[2];
-  if (::socketpair(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0, sv) != 0) {
-    throw std::system_error(errno, std::generic_category(), "socketpair");
-  }
-  a.reset(sv[0]);
-  b.reset(sv[1]);
-}
 
 void send_word(int fd, std::uint64_t word, stats::ThreadStats& stats) {
   for (;;) {
@@ -35,8 +30,8 @@ void send_word(int fd, std::uint64_t word, stats::ThreadStats& stats) {
 
 RingPool::RingPool(const PoolConfig& config, RingPoolOptions options)
     : config_(config), options_(std::move(options)), jobs_(options_.ring_capacity), done_(options_.ring_capacity) {
-  make_pair(lane_loop_, lane_pool_);
-  make_pair(done_loop_, done_pool_);
+  std::tie(lane_loop_, lane_pool_) = net::datagram_pair();
+  std::tie(done_loop_, done_pool_) = net::datagram_pair();
 }
 
 RingPool::~RingPool() { stop(); }

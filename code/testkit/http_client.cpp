@@ -1,6 +1,8 @@
 // testkit/http_client: a blocking loopback HTTP/1.1 client for end-to-end tests (chapter 01).
 #include "testkit/http_client.h"
 
+#include "http/ascii.h"
+
 #include <arpa/inet.h>
 #include <llhttp.h>
 #include <netinet/in.h>
@@ -15,11 +17,7 @@ namespace handoff::testkit {
 
 const std::string* ParsedResponse::header(std::string_view name) const {
   for (const auto& h : headers) {
-    if (h.name.size() == name.size() && std::equal(name.begin(), name.end(), h.name.begin(), [](char a, char b) {
-          return std::tolower(static_cast<unsigned char>(a)) == std::tolower(static_cast<unsigned char>(b));
-        })) {
-      return &h.value;
-    }
+    if (http::ascii_iequals(h.name, name)) return &h.value;
   }
   return nullptr;
 }
