@@ -17,6 +17,9 @@ if(HANDOFF_SANITIZE)
   string(REPLACE ";" "," _handoff_san "${HANDOFF_SANITIZE}")
   add_compile_options(-fsanitize=${_handoff_san} -fno-omit-frame-pointer -fno-sanitize-recover=all)
   add_link_options(-fsanitize=${_handoff_san})
+  # Tests that starve the process of descriptors read this: a sanitizer's runtime needs
+  # descriptors of its own (UBSan's vptr check opens /proc/self/maps) and misreports there.
+  add_compile_definitions(HANDOFF_SANITIZED=1)
 endif()
 
 # Register every TEST_CASE of a Catch2 binary as a CTest test with `labels` and the default

@@ -17,7 +17,7 @@ namespace {
 
 /// A Content-Length body is reserved up front, but never more than this before the bytes
 /// arrive: a client that announces a large body and then stalls costs little.
-constexpr std::size_t kMaxUpfrontBodyReserve = 64 * 1024;
+constexpr std::size_t kMaxUpfrontBodyReserve = std::size_t{64} * 1024;
 /// Header vectors start with room for this many fields (one allocation for most requests).
 constexpr std::size_t kInitialHeaderCapacity = 8;
 

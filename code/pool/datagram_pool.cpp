@@ -13,6 +13,11 @@
 
 namespace handoff::pool {
 
+namespace {
+/// A datagram carries one pointer: ownership crosses, the payload stays where it is.
+constexpr std::size_t kPointerBytes = sizeof(void*);
+}  // namespace
+
 DatagramPool::DatagramPool(const PoolConfig& config) : config_(config) {
   std::tie(lane_loop_, lane_pool_) = net::datagram_pair();
   std::tie(done_loop_, done_pool_) = net::datagram_pair();
@@ -48,9 +53,9 @@ void DatagramPool::submit(Job* job) {
 }
 
 bool DatagramPool::send_to_lane(void* ptr) {
-  const ssize_t n = ::send(lane_loop_.get(), &ptr, sizeof ptr, MSG_DONTWAIT);
+  const ssize_t n = ::send(lane_loop_.get(), &ptr, kPointerBytes, MSG_DONTWAIT);
   loop_stats_->add(stats::Counter::handoff_sends);
-  if (n == static_cast<ssize_t>(sizeof ptr)) return true;
+  if (n == static_cast<ssize_t>(kPointerBytes)) return true;
   loop_stats_->add(stats::Counter::handoff_eagain);
   if (errno != EAGAIN && errno != EWOULDBLOCK) {
     throw std::system_error(errno, std::generic_category(), "send(lane)");
@@ -71,9 +76,9 @@ void DatagramPool::flush_backlog() {
 void DatagramPool::drain_completions() {
   for (;;) {
     Frame* frame = nullptr;
-    const ssize_t n = ::recv(done_loop_.get(), &frame, sizeof frame, MSG_DONTWAIT);
+    const ssize_t n = ::recv(done_loop_.get(), &frame, kPointerBytes, MSG_DONTWAIT);
     loop_stats_->add(stats::Counter::handoff_recvs);
-    if (n != static_cast<ssize_t>(sizeof frame)) return;  // EAGAIN: the channel is empty
+    if (n != static_cast<ssize_t>(kPointerBytes)) return;  // EAGAIN: the channel is empty
     sink_->on_frame(*frame);
     delete frame;
   }
@@ -85,9 +90,9 @@ void DatagramPool::thread_main(stats::ThreadStats& stats) {
   stats.attach_current_thread();
   for (;;) {
     Job* job = nullptr;
-    const ssize_t n = ::recv(lane_pool_.get(), &job, sizeof job, 0);  // blocks: the park
+    const ssize_t n = ::recv(lane_pool_.get(), &job, kPointerBytes, 0);  // blocks: the park
     stats.add(stats::Counter::handoff_recvs);
-    if (n != static_cast<ssize_t>(sizeof job)) {
+    if (n != static_cast<ssize_t>(kPointerBytes)) {
       if (n < 0 && errno == EINTR) continue;
       break;
     }
@@ -104,9 +109,9 @@ void DatagramPool::thread_main(stats::ThreadStats& stats) {
 
 void DatagramPool::emit(stats::ThreadStats& stats, Frame* frame) {
   for (;;) {
-    const ssize_t n = ::send(done_pool_.get(), &frame, sizeof frame, 0);  // blocks if full
+    const ssize_t n = ::send(done_pool_.get(), &frame, kPointerBytes, 0);  // blocks if full
     stats.add(stats::Counter::handoff_sends);
-    if (n == static_cast<ssize_t>(sizeof frame)) return;
+    if (n == static_cast<ssize_t>(kPointerBytes)) return;
     if (errno != EINTR) throw std::system_error(errno, std::generic_category(), "send(done)");
   }
 }

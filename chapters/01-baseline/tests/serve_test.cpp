@@ -286,6 +286,13 @@ double process_cpu_seconds(pid_t pid) {
 }  // namespace
 
 TEST_CASE("stage 01: out of descriptors, accept backs off instead of spinning, and recovers", "[stage][ch01]") {
+#if defined(HANDOFF_SANITIZED)
+  // Under a sanitizer the stage's runtime needs descriptors this test takes away (UBSan's
+  // vptr check reports every virtual call as invalid once /proc/self/maps cannot be
+  // opened), so the test runs in the release build only.
+  WARN("skipped under sanitizers: their runtimes need the descriptors this test exhausts");
+  return;
+#endif
   // prlimit execs the stage with a descriptor limit small enough to run out.
   StageProcess stage("/usr/bin/prlimit", {"--nofile=32:32", HANDOFF_STAGE_BINARY, "--dispatch", "inline"});
   std::vector<std::unique_ptr<Client>> crowd;
