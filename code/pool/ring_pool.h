@@ -69,6 +69,8 @@ class RingPool final : public HandlerPool {
 
   /// Threads currently announced parked (for tests and the harness).
   int parked() const noexcept { return parked_.load(std::memory_order_relaxed); }
+  /// Whether the loop has raised its flag to wait (for tests: a snapshot, ordered by nothing).
+  bool loop_waiting() const noexcept { return loop_waiting_.load(std::memory_order_relaxed); }
 
  private:
   enum : std::uint64_t { kPoke = 1, kPill = 2 };

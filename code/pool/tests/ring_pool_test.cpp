@@ -155,12 +155,15 @@ TEST_CASE("ring pool: a loop that waits is poked by a completion, and only then"
   testkit::Watchdog dog(20s, "completions into a waiting loop");
   Rig<pool::RingPool> rig(1, options(Order::announce_then_recheck));
   REQUIRE(eventually([&] { return rig.pool.parked() == 1; }));
-  const server::Handler slower = [](const http::Request&, server::Responder& out) {
-    std::this_thread::sleep_for(50ms);
+  // The job finishes only once the loop (this thread, below) has raised its flag to wait,
+  // however the two threads are scheduled: its completion must find the flag and poke.
+  pool::RingPool* ring = &rig.pool;
+  const server::Handler after_loop_waits = [ring](const http::Request&, server::Responder& out) {
+    eventually([ring] { return ring->loop_waiting(); }, 5s);
     out.send(http::Response{200, "text/plain", {}, "ok"});
   };
-  rig.pool.submit(make_job(0, slower));  // finishes while the loop below is blocked
-  rig.turn(2000);                        // blocks in epoll_wait until the poke
+  rig.pool.submit(make_job(0, after_loop_waits));
+  rig.turn(5000);  // blocks in epoll_wait until the poke
   rig.turn(0);
   CHECK(rig.sink.ends == 1);
   CHECK(rig.pool_counter(stats::Counter::completion_pokes) == 1);
