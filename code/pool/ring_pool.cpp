@@ -76,8 +76,8 @@ void RingPool::wake_one_if_parked(stats::ThreadStats& stats) {
   int in_flight = wakes_in_flight_.load(std::memory_order_relaxed);
   while (parked > in_flight) {
     if (wakes_in_flight_.compare_exchange_weak(in_flight, in_flight + 1, std::memory_order_relaxed)) {
+      stats.add(stats::Counter::wakes_sent);  // before the poke: whoever it wakes sees the count
       send_word(lane_loop_.get(), kPoke, stats);
-      stats.add(stats::Counter::wakes_sent);
       return;
     }
   }
@@ -240,8 +240,8 @@ void RingPool::complete(stats::ThreadStats& stats, Frame* frame) {
   std::atomic_thread_fence(std::memory_order_seq_cst);
   // exchange: of all the threads that see the flag raised, exactly one pokes.
   if (loop_waiting_.load(std::memory_order_relaxed) && loop_waiting_.exchange(false, std::memory_order_relaxed)) {
+    stats.add(stats::Counter::completion_pokes);  // before the poke: the loop it wakes sees the count
     send_word(done_pool_.get(), kPoke, stats);
-    stats.add(stats::Counter::completion_pokes);
   }
 }
 // [ring.complete]

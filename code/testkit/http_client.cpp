@@ -142,6 +142,14 @@ std::optional<ParsedResponse> Client::read_response(std::chrono::milliseconds li
   }
 }
 
+bool Client::await_bytes(std::size_t n, std::chrono::milliseconds limit) {
+  const auto deadline = std::chrono::steady_clock::now() + limit;
+  while (buffer_.size() < n) {
+    if (!fill(deadline)) return false;
+  }
+  return true;
+}
+
 bool Client::closed_by_peer(std::chrono::milliseconds limit) {
   const auto deadline = std::chrono::steady_clock::now() + limit;
   for (;;) {

@@ -40,6 +40,9 @@ class Client {
   /// Read and parse the next response; nullopt if none completed within `limit` or the
   /// connection closed first. `head_request` says the request was HEAD (no body follows).
   std::optional<ParsedResponse> read_response(std::chrono::milliseconds limit = 5000ms, bool head_request = false);
+  /// Wait until at least `n` bytes have arrived and not yet been parsed; false on timeout
+  /// or close. The bytes stay buffered for read_response().
+  bool await_bytes(std::size_t n, std::chrono::milliseconds limit = 5000ms);
   /// True if the server closed the connection (EOF or reset) within `limit`, after
   /// discarding anything it still sent.
   bool closed_by_peer(std::chrono::milliseconds limit = 5000ms);

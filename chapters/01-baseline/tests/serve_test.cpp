@@ -228,14 +228,14 @@ TEST_CASE("stage 01: an idle keep-alive connection is closed after the idle time
 TEST_CASE("stage 01: SIGTERM drains: requests already read are answered, then exit 0", "[stage][ch01]") {
   StageProcess stage(HANDOFF_STAGE_BINARY, args_for("pool"));
   Client busy(stage.port());
-  busy.send("GET /sleep?ms=300 HTTP/1.1\r\nHost: t\r\n\r\n");
+  busy.send("GET /stream?chunks=3&ms=200 HTTP/1.1\r\nHost: t\r\n\r\n");
   Client idle(stage.port());
-  std::this_thread::sleep_for(100ms);  // let the server read the slow request
+  REQUIRE(busy.await_bytes(1));  // the stream has begun: the server has read the request
   stage.signal(SIGTERM);
   auto r = busy.read_response(5000ms);
   REQUIRE(r);
   CHECK(r->status == 200);
-  CHECK(r->body == "slept 300 ms");
+  CHECK(r->body == "chunk 0\nchunk 1\nchunk 2\n");
   CHECK(idle.closed_by_peer());
   const auto code = stage.wait_exit(5000ms);
   REQUIRE(code);

@@ -166,8 +166,8 @@ TEST_CASE("ring pool: a loop that waits is poked by a completion, and only then"
   rig.turn(5000);  // blocks in epoll_wait until the poke
   rig.turn(0);
   CHECK(rig.sink.ends == 1);
+  rig.pool.stop();  // joins the pool thread: its counters are final
   CHECK(rig.pool_counter(stats::Counter::completion_pokes) == 1);
-  rig.pool.stop();
 }
 
 TEST_CASE("ring pool: a ring smaller than a burst backs up in the loop and loses nothing", "[pool][ch02]") {
@@ -191,6 +191,6 @@ TEST_CASE("ring pool: a loop that spins for an answer in flight is never poked",
     rig.pool.submit(make_job(i, kSlow));
     REQUIRE(rig.run_until(i + 1));
   }
+  rig.pool.stop();  // joins the pool thread: its counters are final
   CHECK(rig.pool_counter(stats::Counter::completion_pokes) == 0);
-  rig.pool.stop();
 }
