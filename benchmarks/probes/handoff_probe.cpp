@@ -122,6 +122,20 @@ inline void cpu_relax() noexcept {
 // and a `name`, the key it has in the JSON. Exactly one token is ever in flight.
 // -------------------------------------------------------------------------------------
 
+// One byte through a datagram socket, retried on EINTR; both datagram mechanisms use them.
+void send_datagram_byte(int fd) {
+  const char token = 't';
+  while (::send(fd, &token, 1, 0) != 1) {
+    if (errno != EINTR) fatal_errno("send (dgram)");
+  }
+}
+void recv_datagram_byte(int fd) {
+  char token = 0;
+  while (::recv(fd, &token, 1, 0) != 1) {
+    if (errno != EINTR) fatal_errno("recv (dgram)");
+  }
+}
+
 // The baseline's hand-off: one byte over an AF_UNIX datagram pair, the receiver blocked
 // in recv. Costs per direction: a sendmsg (skb allocation, queueing, wake of the blocked
 // task) and a recvmsg (dequeue, copy, free), plus the sleep/wake of the receiving thread:
@@ -136,24 +150,12 @@ class DgramSocketpair {
   }
   DgramSocketpair(const DgramSocketpair&) = delete;
   DgramSocketpair& operator=(const DgramSocketpair&) = delete;
-  void ping() { send_byte(fds_[0]); }
-  void wait_ping() { recv_byte(fds_[1]); }
-  void pong() { send_byte(fds_[1]); }
-  void wait_pong() { recv_byte(fds_[0]); }
+  void ping() { send_datagram_byte(fds_[0]); }
+  void wait_ping() { recv_datagram_byte(fds_[1]); }
+  void pong() { send_datagram_byte(fds_[1]); }
+  void wait_pong() { recv_datagram_byte(fds_[0]); }
 
  private:
-  static void send_byte(int fd) {
-    const char token = 't';
-    while (::send(fd, &token, 1, 0) != 1) {
-      if (errno != EINTR) fatal_errno("send (dgram)");
-    }
-  }
-  static void recv_byte(int fd) {
-    char token = 0;
-    while (::recv(fd, &token, 1, 0) != 1) {
-      if (errno != EINTR) fatal_errno("recv (dgram)");
-    }
-  }
   int fds_[2] = {-1, -1};
 };
 
@@ -178,7 +180,7 @@ class DgramSocketpairEpoll {
   }
   DgramSocketpairEpoll(const DgramSocketpairEpoll&) = delete;
   DgramSocketpairEpoll& operator=(const DgramSocketpairEpoll&) = delete;
-  void ping() { send_byte(fds_[0]); }
+  void ping() { send_datagram_byte(fds_[0]); }
   void wait_ping() {
     epoll_event ev{};
     for (;;) {
@@ -186,24 +188,12 @@ class DgramSocketpairEpoll {
       if (n == 1) break;
       if (n < 0 && errno != EINTR) fatal_errno("epoll_wait");
     }
-    recv_byte(fds_[1]);
+    recv_datagram_byte(fds_[1]);
   }
-  void pong() { send_byte(fds_[1]); }
-  void wait_pong() { recv_byte(fds_[0]); }
+  void pong() { send_datagram_byte(fds_[1]); }
+  void wait_pong() { recv_datagram_byte(fds_[0]); }
 
  private:
-  static void send_byte(int fd) {
-    const char token = 't';
-    while (::send(fd, &token, 1, 0) != 1) {
-      if (errno != EINTR) fatal_errno("send (dgram, epoll)");
-    }
-  }
-  static void recv_byte(int fd) {
-    char token = 0;
-    while (::recv(fd, &token, 1, 0) != 1) {
-      if (errno != EINTR) fatal_errno("recv (dgram, epoll)");
-    }
-  }
   Fd epoll_;
   int fds_[2] = {-1, -1};
 };
