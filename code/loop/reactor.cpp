@@ -37,7 +37,6 @@ void Reactor::remove(int fd, IoHandler* handler) {
 }
 
 int Reactor::poll(int timeout_ms) {
-  ++waits_;
   const int n = ::epoll_wait(epfd_.get(), events_.data(), static_cast<int>(events_.size()), timeout_ms);
   if (n <= 0) return 0;
   dispatching_ = true;

@@ -36,15 +36,11 @@ class Reactor {
   /// Returns the number of events dispatched. EINTR counts as zero events.
   int poll(int timeout_ms);
 
-  /// epoll_wait calls made so far (each is a syscall the loop thread paid for).
-  std::uint64_t waits() const noexcept { return waits_; }
-
  private:
   net::Fd epfd_;
   std::vector<epoll_event> events_;
   std::vector<IoHandler*> removed_;  // handlers removed during the current dispatch
   bool dispatching_ = false;
-  std::uint64_t waits_ = 0;
 };
 
 }  // namespace handoff::loop

@@ -44,7 +44,6 @@ class InlineResponder final : public Responder {
 Worker::Worker(const ServerOptions& options, int index, const app::Router& router, stats::Registry& registry,
                std::unique_ptr<pool::HandlerPool> pool, net::Listener listener)
     : options_(options),
-      index_(index),
       router_(router),
       loop_stats_(registry.add("loop-" + std::to_string(index), "loop")),
       registry_(registry),

@@ -60,7 +60,6 @@ class Worker final : public pool::FrameSink {
   int wait_timeout_ms() const;
 
   const ServerOptions& options_;
-  int index_;
   const app::Router& router_;
   stats::ThreadStats& loop_stats_;
   stats::Registry& registry_;
