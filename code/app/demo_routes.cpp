@@ -33,24 +33,24 @@ http::Response text(std::string body, std::string type = "text/plain") {
 }  // namespace
 
 void add_demo_routes(Router& router, const stats::Registry& registry) {
-  router.add("GET", "/", [](const http::Request&, server::Responder& out) { out.send(text("Hello, World!")); });
+  router.add("GET", "/", [](const http::Request&, http::Responder& out) { out.send(text("Hello, World!")); });
 
-  router.add("GET", "/json", [](const http::Request&, server::Responder& out) {
+  router.add("GET", "/json", [](const http::Request&, http::Responder& out) {
     out.send(text(R"({"message":"Hello, World!"})", "application/json"));
   });
 
-  router.add("POST", "/echo", [](const http::Request& req, server::Responder& out) {
+  router.add("POST", "/echo", [](const http::Request& req, http::Responder& out) {
     const std::string* type = req.header("Content-Type");
     out.send(text(req.body, type ? *type : "application/octet-stream"));
   });
 
-  router.add("GET", "/sleep", [](const http::Request& req, server::Responder& out) {
+  router.add("GET", "/sleep", [](const http::Request& req, http::Responder& out) {
     const long ms = number(req, "ms", 0, 30'000);
     std::this_thread::sleep_for(std::chrono::milliseconds(ms));
     out.send(text("slept " + std::to_string(ms) + " ms"));
   });
 
-  router.add("GET", "/cpu", [](const http::Request& req, server::Responder& out) {
+  router.add("GET", "/cpu", [](const http::Request& req, http::Responder& out) {
     const long us = number(req, "us", 0, 1'000'000);
     const std::int64_t until = stats::thread_cpu_ns() + us * 1000;
     std::uint64_t spins = 0;
@@ -58,7 +58,7 @@ void add_demo_routes(Router& router, const stats::Registry& registry) {
     out.send(text("burned " + std::to_string(us) + " us in " + std::to_string(spins) + " clock reads"));
   });
 
-  router.add("GET", "/stream", [](const http::Request& req, server::Responder& out) {
+  router.add("GET", "/stream", [](const http::Request& req, http::Responder& out) {
     const long chunks = number(req, "chunks", 3, 10'000);
     const long ms = number(req, "ms", 0, 10'000);
     out.start_stream(200, "text/plain");
@@ -69,7 +69,7 @@ void add_demo_routes(Router& router, const stats::Registry& registry) {
     out.end_stream();
   });
 
-  router.add("GET", "/stats", [&registry](const http::Request&, server::Responder& out) {
+  router.add("GET", "/stats", [&registry](const http::Request&, http::Responder& out) {
     out.send(text(registry.to_json().dump(), "application/json"));
   });
 }

@@ -3,7 +3,7 @@
 
 namespace handoff::app {
 
-void Router::add(std::string method, std::string path, server::Handler handler) {
+void Router::add(std::string method, std::string path, http::Handler handler) {
   routes_.push_back({std::move(method), std::move(path), std::move(handler)});
 }
 

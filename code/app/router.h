@@ -7,7 +7,7 @@
 #include <string_view>
 #include <vector>
 
-#include "server/handler.h"
+#include "http/handler.h"
 
 namespace handoff::app {
 
@@ -15,10 +15,10 @@ class Router {
  public:
   /// Route `method` requests for exactly `path` (no patterns: the demo needs none).
   /// A GET route also answers HEAD.
-  void add(std::string method, std::string path, server::Handler handler);
+  void add(std::string method, std::string path, http::Handler handler);
 
   struct Match {
-    const server::Handler* handler = nullptr;  ///< null when status is 404 or 405
+    const http::Handler* handler = nullptr;  ///< null when status is 404 or 405
     int status = 200;
   };
   Match find(std::string_view method, std::string_view path) const;
@@ -27,7 +27,7 @@ class Router {
   struct Route {
     std::string method;
     std::string path;
-    server::Handler handler;
+    http::Handler handler;
   };
   std::vector<Route> routes_;
 };

@@ -9,7 +9,7 @@
 
 #include "http/request.h"
 #include "http/response.h"
-#include "server/handler.h"
+#include "http/handler.h"
 
 namespace handoff::pool {
 
@@ -19,7 +19,7 @@ struct Job {
   std::uint64_t conn_id = 0;  ///< the connection's id, never reused within a worker
   std::uint64_t seq = 0;      ///< the exchange's sequence number on that connection
   http::Request request;
-  const server::Handler* handler = nullptr;
+  const http::Handler* handler = nullptr;
 };
 
 /// One piece of a response travelling back to the loop. Owned by the loop once received.
@@ -43,7 +43,7 @@ class FrameSink {
 /// The Responder a pool thread gives a handler: each call becomes one Frame, passed to
 /// `emit` (the pool's completion path).
 template <class Emit>
-class FrameResponder final : public server::Responder {
+class FrameResponder final : public http::Responder {
  public:
   FrameResponder(const Job& job, Emit emit) : conn_id_(job.conn_id), seq_(job.seq), emit_(std::move(emit)) {}
   void send(http::Response r) override { push(Frame::Kind::whole, std::move(r)); }

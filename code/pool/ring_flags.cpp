@@ -6,7 +6,7 @@
 #include <memory>
 
 #include "pool/datagram_pool.h"
-#include "server/options.h"
+#include "config/env_switch.h"
 
 namespace handoff::pool {
 
@@ -33,7 +33,7 @@ void add_ring_flags(CLI::App& app, RingChoice& c) {
 }
 
 PoolFactory ring_pool_factory(RingChoice c) {
-  c.ring = server::env_override("HANDOFF_POOL_RING", c.ring);
+  c.ring = config::env_override("HANDOFF_POOL_RING", c.ring);
   for (auto [env, value] :
        {std::pair{"HANDOFF_POOL_SPIN_US", &c.spin_us}, std::pair{"HANDOFF_LOOP_SPIN_US", &c.loop_spin_us}}) {
     if (const char* v = std::getenv(env); v != nullptr && *v != '\0') *value = std::strtod(v, nullptr);

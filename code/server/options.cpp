@@ -1,7 +1,6 @@
 // server/options: the core flags every stage binary takes (chapter 01).
 #include "server/options.h"
 
-#include <cstdlib>
 #include <map>
 
 namespace handoff::server {
@@ -36,15 +35,6 @@ void add_core_flags(CLI::App& app, ServerOptions& o) {
   app.add_option("--max-pipeline", o.max_pipeline, "requests in flight per connection before reading pauses")
       ->check(CLI::Range(1, 4096))
       ->capture_default_str();
-}
-
-bool env_override(const char* env, bool flag_value) {
-  const char* v = std::getenv(env);
-  if (v == nullptr || *v == '\0') return flag_value;
-  const std::string s(v);
-  if (s == "0" || s == "off" || s == "false") return false;
-  if (s == "1" || s == "on" || s == "true") return true;
-  throw CLI::ValidationError(env, "expected 0/1/on/off/true/false, got '" + s + "'");
 }
 
 }  // namespace handoff::server

@@ -31,9 +31,4 @@ struct ServerOptions {
 /// Add the core flags to `app`, writing into `options`.
 void add_core_flags(CLI::App& app, ServerOptions& options);
 
-/// Read a boolean switch: the environment variable `env` (if set: 0/off/false or 1/on/true)
-/// overrides `flag_value`. Throws CLI::ValidationError on another value. The seeds kept
-/// each old path behind such a switch; later stages do too.
-bool env_override(const char* env, bool flag_value);
-
 }  // namespace handoff::server

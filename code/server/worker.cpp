@@ -18,7 +18,7 @@ constexpr std::int64_t kAcceptBackoffNs = 100 * kMsToNs;
 
 /// The Responder of a handler running on the loop thread: it applies each call to the
 /// connection at once.
-class InlineResponder final : public Responder {
+class InlineResponder final : public http::Responder {
  public:
   InlineResponder(Connection& conn, std::uint64_t seq) : conn_(conn), seq_(seq) {}
   void send(http::Response r) override { conn_.apply(seq_, pool::Frame::Kind::whole, std::move(r)); }

@@ -27,22 +27,22 @@ struct Collector final : FrameSink {
   }
 };
 
-inline const server::Handler kStream = [](const http::Request& req, server::Responder& out) {
+inline const http::Handler kStream = [](const http::Request& req, http::Responder& out) {
   out.start_stream(200, "text/plain");
   for (int i = 0; i < 3; ++i) out.send_chunk(req.target + "#" + std::to_string(i) + ";");
   out.end_stream();
 };
 
-inline const server::Handler kSlow = [](const http::Request&, server::Responder& out) {
+inline const http::Handler kSlow = [](const http::Request&, http::Responder& out) {
   std::this_thread::sleep_for(1ms);
   out.send(http::Response{200, "text/plain", {}, "ok"});
 };
 
-inline const server::Handler kWhole = [](const http::Request&, server::Responder& out) {
+inline const http::Handler kWhole = [](const http::Request&, http::Responder& out) {
   out.send(http::Response{200, "text/plain", {}, "x"});
 };
 
-inline Job* make_job(std::uint64_t seq, const server::Handler& h) {
+inline Job* make_job(std::uint64_t seq, const http::Handler& h) {
   auto* j = new Job{7, seq, {}, &h};
   j->request.target = "/job" + std::to_string(seq);
   return j;

@@ -158,7 +158,7 @@ TEST_CASE("ring pool: a loop that waits is poked by a completion, and only then"
   // The job finishes only once the loop (this thread, below) has raised its flag to wait,
   // however the two threads are scheduled: its completion must find the flag and poke.
   pool::RingPool* ring = &rig.pool;
-  const server::Handler after_loop_waits = [ring](const http::Request&, server::Responder& out) {
+  const http::Handler after_loop_waits = [ring](const http::Request&, http::Responder& out) {
     eventually([ring] { return ring->loop_waiting(); }, 5s);
     out.send(http::Response{200, "text/plain", {}, "ok"});
   };

@@ -1,6 +1,7 @@
-// server/handler: what an application handler is given and how it answers (chapter 01).
+// http/handler: what an application handler is given and how it answers (chapter 01).
 // Role: one seam between the server and the application, the same whether the handler
-// runs on the loop thread (inline) or on a pool thread, whole or streamed.
+// runs on the loop thread (inline) or on a pool thread, whole or streamed. It lives in
+// http/, below both pool/ and app/, so that neither includes server/.
 #pragma once
 
 #include <functional>
@@ -10,7 +11,7 @@
 #include "http/request.h"
 #include "http/response.h"
 
-namespace handoff::server {
+namespace handoff::http {
 
 /// How a handler answers one request: either send() once, or start_stream(), any number
 /// of send_chunk(), then end_stream(). The server frames the bytes (Content-Length or
@@ -31,4 +32,4 @@ class Responder {
 /// inline it runs on the loop thread and everything behind it waits.
 using Handler = std::function<void(const http::Request&, Responder&)>;
 
-}  // namespace handoff::server
+}  // namespace handoff::http
