@@ -4,7 +4,9 @@
 // loop can route every frame back to its exchange, or drop it if the connection is gone.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
+#include <memory>
 #include <string>
 
 #include "http/request.h"
@@ -13,6 +15,20 @@
 
 namespace handoff::pool {
 
+/// What a connection shares with every job it has handed to a pool. The connection (loop
+/// thread) and the pool threads running its jobs each hold a reference, so it outlives
+/// whichever lets go last.
+struct JobTicket {
+  /// Raised by the loop when the connection closes. A pool thread that has not started a
+  /// job yet skips it; a streaming handler stops waiting for room. relaxed on both sides:
+  /// a late look only costs one job run for nobody, it orders no other data.
+  std::atomic<bool> cancelled{false};
+  /// Response payload bytes the connection holds for this client and has not yet written
+  /// (published by the loop after each change), plus those pool threads have emitted and
+  /// the loop has not yet taken in. A streaming handler waits while this is over budget.
+  std::atomic<std::int64_t> unsent_bytes{0};
+};
+
 /// A request to run on a pool thread. Owned by the pool thread once submitted; it is
 /// deleted there when the handler returns.
 struct Job {
@@ -20,11 +36,14 @@ struct Job {
   std::uint64_t seq = 0;      ///< the exchange's sequence number on that connection
   http::Request request;
   const http::Handler* handler = nullptr;
+  std::shared_ptr<JobTicket> ticket;  ///< the connection's; null in component tests
 };
 
 /// One piece of a response travelling back to the loop. Owned by the loop once received.
 struct Frame {
-  enum class Kind : std::uint8_t { whole, stream_head, chunk, end };
+  /// abort: the handler failed after its stream began; the connection ends the stream
+  /// unterminated and closes, so the client sees a truncated response, never a false end.
+  enum class Kind : std::uint8_t { whole, stream_head, chunk, end, abort };
   std::uint64_t conn_id = 0;
   std::uint64_t seq = 0;
   Kind kind = Kind::whole;

@@ -123,7 +123,9 @@ void RingPool::after_wait() {
 void RingPool::drain_completions() {
   Frame* frame = nullptr;
   while (done_.try_pop(frame)) {
-    if (frame->kind == Frame::Kind::whole || frame->kind == Frame::Kind::end) --in_flight_;
+    if (frame->kind == Frame::Kind::whole || frame->kind == Frame::Kind::end || frame->kind == Frame::Kind::abort) {
+      --in_flight_;
+    }
     sink_->on_frame(*frame);
     delete frame;
   }

@@ -174,6 +174,11 @@ void Connection::apply(std::uint64_t seq, pool::Frame::Kind kind, http::Response
       }
       ex.done = true;
       break;
+    case pool::Frame::Kind::abort:
+      // No last chunk: the client must not mistake a failed stream for a complete one.
+      ex.keep_alive = false;
+      ex.done = true;
+      break;
   }
   if (index == 0) {
     advance();

@@ -137,7 +137,7 @@ void Worker::dispatch(Connection& conn, std::uint64_t seq, http::Request&& reque
     (*match.handler)(request, responder);
     return;
   }
-  pool_->submit(new pool::Job{conn.id(), seq, std::move(request), match.handler});
+  pool_->submit(new pool::Job{conn.id(), seq, std::move(request), match.handler, nullptr});
 }
 
 void Worker::on_frame(pool::Frame& frame) {

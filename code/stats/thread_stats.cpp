@@ -31,6 +31,12 @@ std::string_view counter_name(Counter c) noexcept {
       return "spin_catches";
     case Counter::completion_pokes:
       return "completion_pokes";
+    case Counter::syscalls:
+      return "syscalls";
+    case Counter::jobs_abandoned:
+      return "jobs_abandoned";
+    case Counter::handler_failures:
+      return "handler_failures";
     case Counter::kCount:
       break;
   }

@@ -32,6 +32,10 @@ enum class Counter : std::size_t {
   parks,             ///< times a pool thread blocked in recv for want of work
   spin_catches,      ///< jobs a spinning pool thread caught before it parked
   completion_pokes,  ///< pokes sent to a loop that said it was waiting
+  // the reader pass: the mechanism counted
+  syscalls,        ///< every system call this thread made on the request path
+  jobs_abandoned,  ///< jobs dropped unrun: their connection closed, or shutdown's deadline passed
+  handler_failures,  ///< handlers that threw or returned without answering (answered 500)
   kCount
 };
 std::string_view counter_name(Counter c) noexcept;

@@ -23,7 +23,7 @@ struct Collector final : FrameSink {
   void on_frame(Frame& f) override {
     kinds[f.seq].push_back(f.kind);
     bodies[f.seq] += f.response.body;
-    if (f.kind == Frame::Kind::end || f.kind == Frame::Kind::whole) ++ends;
+    if (f.kind == Frame::Kind::end || f.kind == Frame::Kind::whole || f.kind == Frame::Kind::abort) ++ends;
   }
 };
 
@@ -43,7 +43,7 @@ inline const http::Handler kWhole = [](const http::Request&, http::Responder& ou
 };
 
 inline Job* make_job(std::uint64_t seq, const http::Handler& h) {
-  auto* j = new Job{7, seq, {}, &h};
+  auto* j = new Job{7, seq, {}, &h, nullptr};
   j->request.target = "/job" + std::to_string(seq);
   return j;
 }
