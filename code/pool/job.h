@@ -27,6 +27,9 @@ struct JobTicket {
   /// (published by the loop after each change), plus those pool threads have emitted and
   /// the loop has not yet taken in. A streaming handler waits while this is over budget.
   std::atomic<std::int64_t> unsent_bytes{0};
+  /// Above this many unsent bytes a connection stops reading and a streaming handler
+  /// waits: the bound on what one client that does not read can make the server hold.
+  static constexpr std::int64_t kUnsentBudget = std::int64_t{1} << 20;
 };
 
 /// A request to run on a pool thread. Owned by the pool thread once submitted; it is

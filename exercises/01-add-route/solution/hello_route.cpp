@@ -4,7 +4,7 @@
 namespace exercise {
 
 void add_hello_route(handoff::app::Router& router) {
-  router.add("GET", "/hello", [](const handoff::http::Request& req, handoff::server::Responder& out) {
+  router.add("GET", "/hello", [](const handoff::http::Request& req, handoff::http::Responder& out) {
     const std::string_view name = req.query("name");
     if (name.empty()) {
       out.send(handoff::http::Response{400, "text/plain", {}, "name is required"});

@@ -4,7 +4,7 @@
 namespace exercise {
 
 void add_hello_route(handoff::app::Router& router) {
-  router.add("GET", "/hello", [](const handoff::http::Request&, handoff::server::Responder& out) {
+  router.add("GET", "/hello", [](const handoff::http::Request&, handoff::http::Responder& out) {
     out.send(handoff::http::Response{200, "text/plain", {}, "Hello, World!"});
   });
 }

@@ -4,7 +4,7 @@
 #include "hello_route.h"
 
 namespace {
-struct Capture final : handoff::server::Responder {
+struct Capture final : handoff::http::Responder {
   handoff::http::Response response;
   void send(handoff::http::Response r) override { response = std::move(r); }
   void start_stream(int, std::string) override { FAIL("a whole response was expected"); }
