@@ -16,7 +16,7 @@ author = "the handoff authors"
 copyright = "2026, the handoff authors"
 root_doc = "book/index"
 
-extensions = ["myst_parser", "breathe"]
+extensions = ["myst_parser", "breathe", "sphinx.ext.graphviz", "results_cell", "excerpts"]
 if (ROOT / "book" / "_ext" / "results_table.py").exists():
     extensions.append("results_table")
 
@@ -31,7 +31,11 @@ breathe_projects = {"handoff": os.environ.get("HANDOFF_DOXYGEN_XML", str(ROOT / 
 breathe_default_project = "handoff"
 breathe_default_members = ("members",)
 
+graphviz_output_format = "svg"
+
 html_theme = "furo"
+html_static_path = ["_static"]
+html_css_files = ["book.css"]
 html_title = "handoff: a server that learns to hand off"
 primary_domain = "cpp"
 highlight_language = "cpp"

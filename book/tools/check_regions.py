@@ -5,7 +5,11 @@ Every code excerpt in the book is a region of a real file, marked twice with the
 bracketed marker (`// [ring.push]` ... `// [ring.push]`) and pulled in by MyST's
 literalinclude with :start-after: and :end-before:. This checker fails when a page names a
 file or marker that does not exist, a marker appears other than exactly twice in its file,
-or the region between the two is empty. With --self-test it proves it catches each case.
+or the region between the two is empty. An excerpt that starts at a function's signature
+(:start-at:, because the region sits inside the function's body) is anchored by text: each
+anchor must occur on exactly one line of its file, and the anchored span must still enclose
+a marked region, so the code's author can see that the book shows it. With --self-test it
+proves it catches each case.
 """
 import pathlib
 import re
@@ -14,7 +18,7 @@ import tempfile
 
 PAGES = ["book/**/*.md", "chapters/*/note.md", "exercises/*/README.md"]
 DIRECTIVE = re.compile(r"```\{literalinclude\}\s+(\S+)\s*\n(.*?)```", re.S)
-OPTION = re.compile(r"^:(start-after|end-before):\s*(.+?)\s*$", re.M)
+OPTION = re.compile(r"^:(start-after|start-at|end-before|end-at):\s*(.+?)\s*$", re.M)
 MARKER = re.compile(r"\[[A-Za-z0-9_.-]+\]")
 
 
@@ -30,6 +34,9 @@ def check(root: pathlib.Path) -> list[str]:
                 path = root / target.lstrip("/")
                 if not path.is_file():
                     problems.append(f"{where}: no such file")
+                    continue
+                if "start-at" in opts or "end-at" in opts:
+                    problems += check_anchored(path, opts, where)
                     continue
                 start, end = opts.get("start-after"), opts.get("end-before")
                 if start is None and end is None:
@@ -48,6 +55,26 @@ def check(root: pathlib.Path) -> list[str]:
     return problems
 
 
+def check_anchored(path: pathlib.Path, opts: dict[str, str], where: str) -> list[str]:
+    """An excerpt anchored by text: every anchor on exactly one line, a region inside."""
+    lines = path.read_text(encoding="utf-8").splitlines()
+    at = {}
+    for option in ("start-after", "start-at", "end-before", "end-at"):
+        if option not in opts:
+            continue
+        hits = [i for i, line in enumerate(lines) if opts[option] in line]
+        if len(hits) != 1:
+            return [f"{where}: :{option}: {opts[option]!r} is on {len(hits)} lines, not one"]
+        at[option] = hits[0]
+    first = at.get("start-at", at.get("start-after", -1) + 1) if ("start-at" in at or "start-after" in at) else 0
+    last = at.get("end-at", at.get("end-before", len(lines)) - 1) if ("end-at" in at or "end-before" in at) else len(lines) - 1
+    span = [line.strip() for line in lines[first:last + 1]]
+    markers = [m.group(0) for line in span if (m := MARKER.search(line)) and line.startswith("// [")]
+    if not any(markers.count(m) == 2 for m in markers):
+        return [f"{where}: the anchored excerpt encloses no marked region"]
+    return []
+
+
 def self_test() -> int:
     cases = {
         "missing file": ("```{literalinclude} /code/nope.cpp\n:start-after: // [a]\n:end-before: // [a]\n```\n", "x"),
@@ -57,6 +84,10 @@ def self_test() -> int:
                          "// [a]\n\n// [a]\n"),
         "missing marker": ("```{literalinclude} /code/x.cpp\n:start-after: // [b]\n:end-before: // [b]\n```\n",
                            "// [a]\nint x;\n// [a]\n"),
+        "ambiguous anchor": ("```{literalinclude} /code/x.cpp\n:start-at: int f()\n:end-before: int g()\n```\n",
+                             "int f() {\n// [a]\nreturn 1;\n// [a]\n}\nint f() {}\nint g() {}\n"),
+        "anchor without a region": ("```{literalinclude} /code/x.cpp\n:start-at: int f()\n:end-before: int g()\n```\n",
+                                    "int f() {\nreturn 1;\n}\nint g() {}\n"),
     }
     failed = 0
     for name, (page, code) in cases.items():
@@ -77,6 +108,11 @@ def self_test() -> int:
         (root / "code" / "x.cpp").write_text("// [a]\nint x;\n// [a]\n")
         if check(root):
             print("self-test: the checker rejected a good region")
+            failed += 1
+        (root / "book" / "page.md").write_text(cases["ambiguous anchor"][0])
+        (root / "code" / "x.cpp").write_text("int f() {\n  // [a]\n  return 1;\n  // [a]\n}\nint g() {}\n")
+        if check(root):
+            print("self-test: the checker rejected a good anchored excerpt")
             failed += 1
     print("self-test:", "failed" if failed else "every broken case caught, the good one passed")
     return 1 if failed else 0
