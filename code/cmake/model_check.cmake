@@ -20,12 +20,12 @@ execute_process(COMMAND spin -a ${_pp} "${MODEL}" WORKING_DIRECTORY "${WORK_DIR}
 if(NOT rc EQUAL 0)
   message(FATAL_ERROR "spin -a failed:\n${out}")
 endif()
-execute_process(COMMAND "${CC}" -O2 -DSAFETY -o pan pan.c WORKING_DIRECTORY "${WORK_DIR}"
+execute_process(COMMAND "${CC}" -O0 -DSAFETY -o pan pan.c WORKING_DIRECTORY "${WORK_DIR}"
                 RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE out)
 if(NOT rc EQUAL 0)
   message(FATAL_ERROR "compiling the verifier failed:\n${out}")
 endif()
-execute_process(COMMAND ./pan WORKING_DIRECTORY "${WORK_DIR}" OUTPUT_VARIABLE out ERROR_VARIABLE out)
+execute_process(COMMAND ./pan -w16 WORKING_DIRECTORY "${WORK_DIR}" OUTPUT_VARIABLE out ERROR_VARIABLE out)
 if(out MATCHES "errors: 0\n")
   string(REGEX MATCH "[0-9]+ states, stored" states "${out}")
   message(STATUS "spin: no counterexample (${states}, exhaustive)")
