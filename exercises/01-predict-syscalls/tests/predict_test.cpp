@@ -90,6 +90,8 @@ void check_arm(const char* dispatch, const exercise::ArmPrediction& predicted) {
   for (const char* name : {"loop.loop_polls", "loop.syscalls", "pool.syscalls", "loop.requests"}) {
     if (at(name) > 0) std::printf("  %-20s %10s %10.2f\n", name, "", at(name));
   }
+  // The burst itself must show in the counts, or a zero prediction would pass unmeasured.
+  REQUIRE(std::abs(at("loop.requests") - 1.0) <= kSlack);
   for (const auto& [name, value] : fields) {
     INFO(name << ": predicted " << **value << " per request, measured " << at(name));
     CHECK(std::abs(**value - at(name)) <= kSlack);
