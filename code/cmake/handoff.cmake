@@ -78,24 +78,109 @@ function(add_stage nn slug)
   endif()
 endfunction()
 
-# add_exercise(<NN> <slug> STARTER <src>... SOLUTION <src>... TESTS <src>...)
-# The same tests are built twice: against the solution (label `solution`, must pass)
-# and against the starter (label `exercise`, WILL_FAIL). The starter's run is one CTest
-# test over the whole binary, excluded from the default run; CI checks that it still
-# fails, so an exercise can neither be solved by accident nor go vacuous.
+# add_exercise(<NN> <slug> STARTER <src>... SOLUTION <src>... TESTS <src>...
+#              [TSAN] [STAGE <NN>] [MUTANTS <NAME>...]
+#              [MODEL <file.pml> [MODEL_MUTANTS <NAME>...]])
+# The same tests are built twice: against the solution (label `solution`, each TEST_CASE a
+# CTest test, must pass) and against the starter (label `exercise`, one CTest test over the
+# whole binary, WILL_FAIL). The starter's run is excluded from the default run; CI runs it
+# (`ctest --preset exercises`) to prove the starter still fails, so an exercise can neither
+# be solved by accident nor go vacuous. A learner asks `exercises/status.py` (the target
+# `exercise-status`), which says plainly which starters are still unsolved.
+#   TSAN     builds starter, solution and mutants with ThreadSanitizer even in the release
+#            build (a race the tests provoke is then a failure on any processor); skipped
+#            under ASan, which cannot be combined with it.
+#   STAGE    the tests run stage NN's binary: HANDOFF_STAGE_BINARY names it.
+#   MUTANTS  negative controls: the solution built again with -D<NAME>, which weakens it
+#            the way a learner might; each must fail the tests (label `solution`), or the
+#            tests do not grade what the exercise teaches. With TSAN, failing means a
+#            data race reported; without, any failure (WILL_FAIL).
+#   MODEL    a spin model (label `model`) whose `#include "park.pml"`-style includes are
+#            found in starter/ or solution/: the solution's must verify, the starter's must
+#            still fail (`exercise`, WILL_FAIL), and each MODEL_MUTANTS define must yield a
+#            counterexample (`solution;model`).
 function(add_exercise nn slug)
-  cmake_parse_arguments(ARG "" "" "STARTER;SOLUTION;TESTS" ${ARGN})
+  cmake_parse_arguments(ARG "TSAN" "STAGE;MODEL" "STARTER;SOLUTION;TESTS;MUTANTS;MODEL_MUTANTS" ${ARGN})
   set(base ex-${nn}-${slug})
-  foreach(kind starter solution)
-    string(TOUPPER ${kind} KIND)
-    add_executable(${base}-${kind} ${ARG_${KIND}} ${ARG_TESTS})
-    target_link_libraries(${base}-${kind} PRIVATE handoff handoff_testkit handoff_catch_main)
-    target_include_directories(${base}-${kind} PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
-    handoff_target_defaults(${base}-${kind})
+  set(_tsan_flags)
+  set(_tsan_on FALSE)
+  if(ARG_TSAN)
+    if(NOT HANDOFF_SANITIZE)
+      set(_tsan_flags -fsanitize=thread -fno-omit-frame-pointer)
+      set(_tsan_on TRUE)
+    elseif(HANDOFF_SANITIZE STREQUAL "thread")
+      set(_tsan_on TRUE)  # the whole build already is
+    endif()
+  endif()
+  set(_variants starter solution)
+  if(_tsan_on OR NOT ARG_TSAN)
+    foreach(m ${ARG_MUTANTS})
+      list(APPEND _variants ${m})
+    endforeach()
+  endif()
+  foreach(kind ${_variants})
+    if(kind STREQUAL "starter" OR kind STREQUAL "solution")
+      string(TOUPPER ${kind} KIND)
+      set(target ${base}-${kind})
+      set(_srcs ${ARG_${KIND}})
+    else()
+      string(TOLOWER ${kind} _lower)
+      string(REPLACE "_" "-" _lower ${_lower})
+      set(target ${base}-mutant-${_lower})
+      set(_srcs ${ARG_SOLUTION})
+    endif()
+    add_executable(${target} ${_srcs} ${ARG_TESTS})
+    target_link_libraries(${target} PRIVATE handoff handoff_testkit handoff_catch_main)
+    target_include_directories(${target} PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
+    handoff_target_defaults(${target})
+    if(_tsan_flags)
+      target_compile_options(${target} PRIVATE ${_tsan_flags})
+      target_link_options(${target} PRIVATE -fsanitize=thread)
+    endif()
+    if(ARG_STAGE)
+      target_compile_definitions(${target} PRIVATE HANDOFF_STAGE_BINARY="$<TARGET_FILE:handoff-${ARG_STAGE}>")
+      add_dependencies(${target} handoff-${ARG_STAGE})
+    endif()
+    if(NOT kind STREQUAL "starter" AND NOT kind STREQUAL "solution")
+      target_compile_definitions(${target} PRIVATE ${kind})
+      set(_name "${base} (mutant ${kind}): the tests catch it")
+      add_test(NAME "${_name}" COMMAND ${target})
+      set_tests_properties("${_name}" PROPERTIES LABELS "solution;ch${nn}" TIMEOUT ${HANDOFF_TEST_TIMEOUT})
+      if(_tsan_on)
+        # Caught means a race reported, not any failure (a crash would pass WILL_FAIL too).
+        set_tests_properties("${_name}" PROPERTIES ENVIRONMENT "TSAN_OPTIONS=halt_on_error=1"
+          PASS_REGULAR_EXPRESSION "WARNING: ThreadSanitizer: data race")
+      else()
+        set_tests_properties("${_name}" PROPERTIES WILL_FAIL TRUE)
+      endif()
+    endif()
   endforeach()
+  set_property(GLOBAL APPEND PROPERTY HANDOFF_EXERCISE_STARTERS ${base}-starter)
   _handoff_discover(${base}-solution "${base} (solution): " "solution;ch${nn}")
   add_test(NAME "${base} (starter): still fails until solved"
            COMMAND ${base}-starter)
   set_tests_properties("${base} (starter): still fails until solved" PROPERTIES
     LABELS "exercise;ch${nn}" WILL_FAIL TRUE TIMEOUT ${HANDOFF_TEST_TIMEOUT})
+  if(ARG_MODEL)
+    _handoff_model_test("${base} (solution): the model finds no counterexample" ${ARG_MODEL}
+      ${CMAKE_CURRENT_SOURCE_DIR}/solution "" "solution;model;ch${nn}" FALSE)
+    _handoff_model_test("${base} (starter): the model still finds a counterexample until solved" ${ARG_MODEL}
+      ${CMAKE_CURRENT_SOURCE_DIR}/starter "" "exercise;ch${nn}" TRUE)
+    foreach(m ${ARG_MODEL_MUTANTS})
+      set(_name "${base} (model mutant ${m}): the model catches it")
+      _handoff_model_test("${_name}" ${ARG_MODEL} ${CMAKE_CURRENT_SOURCE_DIR}/solution "${m}" "solution;model;ch${nn}" FALSE)
+      # Caught means a counterexample, not any failure (a model that does not parse fails too).
+      set_tests_properties("${_name}" PROPERTIES PASS_REGULAR_EXPRESSION "spin found a counterexample")
+    endforeach()
+  endif()
+endfunction()
+
+# One spin check (code/cmake/model_check.cmake) as a CTest test in its own work directory.
+function(_handoff_model_test name model include_dir defines labels will_fail)
+  string(MAKE_C_IDENTIFIER "${name}" _dir)
+  add_test(NAME "${name}" COMMAND ${CMAKE_COMMAND}
+    -DMODEL=${CMAKE_CURRENT_SOURCE_DIR}/${model} -DINCLUDE_DIR=${include_dir} "-DDEFINES=${defines}"
+    -DWORK_DIR=${CMAKE_CURRENT_BINARY_DIR}/spin/${_dir} -DCC=${CMAKE_C_COMPILER}
+    -P ${PROJECT_SOURCE_DIR}/code/cmake/model_check.cmake)
+  set_tests_properties("${name}" PROPERTIES LABELS "${labels}" WILL_FAIL ${will_fail} TIMEOUT ${HANDOFF_TEST_TIMEOUT})
 endfunction()

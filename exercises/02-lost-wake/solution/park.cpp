@@ -9,7 +9,10 @@ namespace exercise {
 std::optional<int> Lane::park(std::chrono::milliseconds limit, bool& timed_out) {
   parked_.fetch_add(1, std::memory_order_relaxed);  // announce
   // The announcement must be visible before the re-check loads the ring: a store then a
-  // load. Pairs with the fence in submit() between its push and its read of parked_.
+  // load. Pairs with the fence in submit() between its push and its read of parked_. On x86
+  // the locked fetch_add is already a full barrier, so leaving the fence out passes every
+  // test there; the C++ memory model lets a relaxed RMW and a later load be seen out of
+  // order (an ARM processor does it), and the model (lane.pml, park.pml) finds the lost wake.
   std::atomic_thread_fence(std::memory_order_seq_cst);
   if (between_steps_) between_steps_();
   int job;
