@@ -302,6 +302,7 @@ def print_table(spec, summ: dict, comparisons: list[dict], mode: str, out) -> No
           ("parks", "parks_per_req"), ("wakes", "wakes_sent_per_req"),
           ("spin catches", "spin_catches_per_req"), ("pokes", "completion_pokes_per_req"),
           ("loop blocking waits", "loop_blocking_waits_per_req"),
+          ("hand-off syscalls", "handoff_syscalls_per_req"),
           ("loop syscalls", "loop_syscalls_per_req"),
           ("pool syscalls", "pool_syscalls_per_req")], flags=False)
     for c in comparisons:

@@ -46,6 +46,8 @@ METRICS: dict[str, tuple[bool, str, str]] = {
     "loop_blocking_waits_per_req": (False, "loop epoll_waits allowed to block/request",
                                     "{:.3f}"),
     "loop_polls_per_req": (False, "loop zero-timeout epoll_waits/request", "{:.3f}"),
+    "handoff_syscalls_per_req": (False, "hand-off sends and receives (system calls)/request",
+                                 "{:.2f}"),
     "loop_syscalls_per_req": (False, "loop system calls/request", "{:.2f}"),
     "pool_syscalls_per_req": (False, "pool system calls/request", "{:.2f}"),
 }
@@ -56,22 +58,23 @@ CSV_METRICS = ("rps", "loop_us_per_req", "pool_us_per_req", "server_us_per_req",
                "p99_9_us", "loop_sleeps_per_req", "pool_sleeps_per_req",
                "server_sleeps_per_req", "parks_per_req", "wakes_sent_per_req",
                "spin_catches_per_req", "completion_pokes_per_req",
-               "loop_blocking_waits_per_req", "loop_polls_per_req", "loop_syscalls_per_req",
-               "pool_syscalls_per_req")
+               "loop_blocking_waits_per_req", "loop_polls_per_req", "handoff_syscalls_per_req",
+               "loop_syscalls_per_req", "pool_syscalls_per_req")
 
-# Counter metrics: metric -> (counter in /stats, the role whose threads must exist,
-# whether only that role's threads are summed). The hand-off counters are summed over
-# every thread (the loop sends the wakes, the pool threads park and poke). A metric
-# whose role has no thread in /stats (an inline arm has no pool) is None, not zero.
-COUNTER_METRICS: dict[str, tuple[str, str, bool]] = {
-    "parks_per_req": ("parks", "pool", False),
-    "wakes_sent_per_req": ("wakes_sent", "pool", False),
-    "spin_catches_per_req": ("spin_catches", "pool", False),
-    "completion_pokes_per_req": ("completion_pokes", "pool", False),
-    "loop_blocking_waits_per_req": ("loop_waits", "loop", True),
-    "loop_polls_per_req": ("loop_polls", "loop", True),
-    "loop_syscalls_per_req": ("syscalls", "loop", True),
-    "pool_syscalls_per_req": ("syscalls", "pool", True),
+# Counter metrics: metric -> (counters in /stats, summed; the role whose threads must
+# exist; whether only that role's threads are summed). The hand-off counters are summed
+# over every thread (the loop sends the wakes, the pool threads park and poke). A
+# metric whose role has no thread in /stats (an inline arm has no pool) is None, not 0.
+COUNTER_METRICS: dict[str, tuple[tuple[str, ...], str, bool]] = {
+    "parks_per_req": (("parks",), "pool", False),
+    "wakes_sent_per_req": (("wakes_sent",), "pool", False),
+    "spin_catches_per_req": (("spin_catches",), "pool", False),
+    "completion_pokes_per_req": (("completion_pokes",), "pool", False),
+    "loop_blocking_waits_per_req": (("loop_waits",), "loop", True),
+    "loop_polls_per_req": (("loop_polls",), "loop", True),
+    "handoff_syscalls_per_req": (("handoff_sends", "handoff_recvs"), "pool", False),
+    "loop_syscalls_per_req": (("syscalls",), "loop", True),
+    "pool_syscalls_per_req": (("syscalls",), "pool", True),
 }
 
 
@@ -111,13 +114,12 @@ def cell_metrics(*, requests: int, rps: float, latency_us: dict, errors_total: i
         return None if us is None or window_us <= 0 else 100.0 * us / window_us
 
     counted: dict[str, float | None] = {}
-    for metric, (counter, role, role_only) in COUNTER_METRICS.items():
+    for metric, (names, role, role_only) in COUNTER_METRICS.items():
         if counters is None or role not in counters:
             counted[metric] = None
             continue
-        n = counters[role].get(counter, 0) if role_only else \
-            sum(c.get(counter, 0) for c in counters.values())
-        counted[metric] = per_req(float(n))
+        summed = [counters[role]] if role_only else list(counters.values())
+        counted[metric] = per_req(float(sum(c.get(k, 0) for c in summed for k in names)))
 
     return {
         "rps": rps,
