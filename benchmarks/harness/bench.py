@@ -16,6 +16,9 @@ Role: the command line over the harness's modules.
 
 OUT defaults to benchmarks/results (the committed, full-mode results); quick runs
 from the build (the `quick-measurements` target) write to BUILD/results instead.
+A full-mode run refuses a tree with uncommitted changes (outside build/, the build
+tree and OUT), so that the revision every result records is the code that produced
+it; --allow-dirty runs anyway and the results record git_dirty = true.
 Every server and client runs on loopback only; every process the harness starts is
 killed when it exits, however it exits. Run it with Debian's /usr/bin/python3 (it
 needs tomllib and python3-matplotlib).
@@ -35,6 +38,7 @@ sys.path.insert(0, HERE)
 
 import micro  # noqa: E402
 import probe  # noqa: E402
+import report  # noqa: E402
 import runner  # noqa: E402
 import specfile  # noqa: E402
 from servers import CHILDREN  # noqa: E402
@@ -120,6 +124,28 @@ def verify(spec, out_dir: str) -> list[str]:
         if not os.path.isfile(f"{base}-{metric}.png"):
             problems.append(f"{base}-{metric}.png missing")
     return problems
+
+
+def refuse_dirty(args, repo_root: str = REPO_ROOT, stream=sys.stderr) -> bool:
+    """True (and says why) when a full-mode run would measure a tree that differs from
+    its recorded revision and --allow-dirty was not given."""
+    if args.mode != "full" or args.allow_dirty:
+        return False
+    changed = report.dirty_paths(repo_root, [args.out, getattr(args, "build_dir", args.out)])
+    if changed is None:
+        print("bench: refusing a full-mode run: git cannot say whether the tree is clean "
+              "(the results would record no revision); --allow-dirty runs anyway",
+              file=stream)
+        return True
+    if not changed:
+        return False
+    shown = "\n".join(f"  {p}" for p in changed[:20])
+    more = f"\n  ... and {len(changed) - 20} more" if len(changed) > 20 else ""
+    print(f"bench: refusing a full-mode run on a tree with uncommitted changes (the results "
+          f"would name a revision that did not produce them); commit or stash them, or pass "
+          f"--allow-dirty (the results then record git_dirty = true):\n{shown}{more}",
+          file=stream)
+    return True
 
 
 def cmd_run(args) -> int:
@@ -285,8 +311,15 @@ def main(argv: list[str]) -> int:
     common(p, need_build=False)
     p.set_defaults(func=cmd_verify)
 
+    for p in (sub.choices[c] for c in ("run", "probe", "micro", "all")):
+        p.add_argument("--allow-dirty", action="store_true",
+                       help="let a full-mode run measure a tree with uncommitted changes "
+                            "(the results record git_dirty = true)")
+
     args = ap.parse_args(argv[1:])
     args.argv = [os.path.abspath(argv[0])] + argv[1:]
+    if hasattr(args, "allow_dirty") and refuse_dirty(args):
+        return 2
     CHILDREN.install()
     try:
         return args.func(args)

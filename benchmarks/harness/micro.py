@@ -101,7 +101,7 @@ def run_micro(*, build_dir: str, out_dir: str, repo_root: str, mode: str, argv: 
             "command": shlex.join(argv),
             "reproduce": report.reproduce_command(reproduce_argv, repo_root),
             "bench_command": shlex.join(bench_argv),
-            "machine": report.machine_info(build_dir, repo_root),
+            "machine": report.machine_info(build_dir, repo_root, out_dir),
             "results": results, "raw": raw,
         }
         report.write_json(base + ".json", doc)

@@ -1,7 +1,8 @@
 """harness/probe: run handoff-probe and file its results with the chapter's tables (chapter 01).
 
 Role: the hand-off price list. It runs BUILD/bin/handoff-probe (every cross-thread
-wake mechanism's round trip, in wall and CPU µs, median and min/max over rounds),
+wake mechanism's round trip, in wall and CPU µs and in sleeps, median and min/max over
+rounds, alone and beside a busy neighbour on every CPU),
 notes how busy the rest of the machine was meanwhile, and writes
 OUT/01-baseline/handoff-probe.json (the probe's own report inside the harness's
 record: machine, command, mode), .csv (one line per mechanism) and -cpu_us.png.
@@ -25,7 +26,12 @@ NAME = "handoff-probe"
 SETTINGS = {"quick": (20_000, 3), "full": (50_000, 5)}
 TIMEOUT_S = 900.0
 BUSY_THRESHOLD_PCT = 25.0
-FIGURES = ("wall_us", "cpu_us", "cpu_us_sender", "cpu_us_receiver")
+# Each figure is a {median, min, max} per mechanism; the busy-neighbour arm's copy of
+# each (the same round trip beside an idle-priority spinner on every CPU, so that no CPU
+# ever goes idle) carries BUSY as a suffix.
+BASE_FIGURES = ("wall_us", "cpu_us", "cpu_us_sender", "cpu_us_receiver", "sleeps_per_round_trip")
+BUSY = "_busy_neighbour"
+FIGURES = BASE_FIGURES + tuple(f + BUSY for f in BASE_FIGURES)
 
 
 class ProbeError(RuntimeError):
@@ -60,12 +66,17 @@ def plot(path: str, doc: dict, machine: dict, mode: str) -> None:
     res = doc.get("results", [])
     names = [r["mechanism"] for r in res]
     fig, ax = plt.subplots(figsize=(max(5.0, 0.9 * len(names) + 2), 3.6), dpi=110)
-    for i, (fig_key, label) in enumerate((("wall_us", "wall"), ("cpu_us", "CPU (both threads)"))):
-        xs = [j + (i - 0.5) * 0.4 for j in range(len(res))]
+    bars = [("wall_us", "wall"), ("cpu_us", "CPU (both threads)"),
+            ("wall_us" + BUSY, "wall, busy neighbour"),
+            ("cpu_us" + BUSY, "CPU, busy neighbour")]
+    bars = [b for b in bars if all(b[0] in r for r in res)]
+    width = 0.8 / len(bars)
+    for i, (fig_key, label) in enumerate(bars):
+        xs = [j + (i - (len(bars) - 1) / 2) * width for j in range(len(res))]
         med = [r[fig_key]["median"] for r in res]
         lo = [r[fig_key]["median"] - r[fig_key]["min"] for r in res]
         hi = [r[fig_key]["max"] - r[fig_key]["median"] for r in res]
-        ax.bar(xs, med, 0.38, yerr=[lo, hi], capsize=3, label=label)
+        ax.bar(xs, med, width * 0.95, yerr=[lo, hi], capsize=2, label=label)
     ax.set_xticks(range(len(names)))
     ax.set_xticklabels(names, rotation=20, ha="right", fontsize=8)
     ax.set_ylabel("µs per round trip")
@@ -122,7 +133,7 @@ def run_probe(*, build_dir: str, out_dir: str, repo_root: str, mode: str, argv: 
     accounted = ((usage.ru_utime + usage.ru_stime) if usage else 0.0) * procfs.CLK_TCK \
         + (self1.user + self1.system - self0.user - self0.system) * procfs.CLK_TCK
     busy = procfs.other_busy_pct(m0, m1, accounted, window)
-    machine = report.machine_info(build_dir, repo_root)
+    machine = report.machine_info(build_dir, repo_root, out_dir)
     doc = {
         "format": 1,
         "mode": mode,
@@ -145,12 +156,18 @@ def run_probe(*, build_dir: str, out_dir: str, repo_root: str, mode: str, argv: 
     print(f"\n== {CHAPTER}/{NAME}: hand-off round trip, µs ({mode}: {n} round trips x {r} "
           f"rounds; rest of machine {busy:.0f}% of a core"
           f"{' BUSY' if busy > BUSY_THRESHOLD_PCT else ''}) ==", file=stream)
-    print(f"  {'mechanism':<24} {'wall median [min–max]':<28} {'cpu median [min–max]'}",
-          file=stream)
+    print(f"  {'mechanism':<24} {'neighbour':<9} {'wall median [min–max]':<28} "
+          f"{'cpu median [min–max]':<28} sleeps", file=stream)
     for res in raw["results"]:
-        w, c = res["wall_us"], res["cpu_us"]
-        wall = f"{w['median']:.3f} [{w['min']:.3f}–{w['max']:.3f}]"
-        cpu = f"{c['median']:.3f} [{c['min']:.3f}–{c['max']:.3f}]"
-        print(f"  {res['mechanism']:<24} {wall:<28} {cpu:<28}".rstrip(), file=stream)
+        for suffix, arm in (("", "idle"), (BUSY, "busy")):
+            if "wall_us" + suffix not in res:
+                continue
+            w, c = res["wall_us" + suffix], res["cpu_us" + suffix]
+            wall = f"{w['median']:.3f} [{w['min']:.3f}–{w['max']:.3f}]"
+            cpu = f"{c['median']:.3f} [{c['min']:.3f}–{c['max']:.3f}]"
+            sleeps = res.get("sleeps_per_round_trip" + suffix, {}).get("median")
+            sl = f"{sleeps:.2f}" if sleeps is not None else ""
+            print(f"  {res['mechanism']:<24} {arm:<9} {wall:<28} {cpu:<28} {sl}".rstrip(),
+                  file=stream)
     print(f"  wrote {base}.json, {base}.csv, {NAME}-round-trip.png", file=stream)
     return doc

@@ -1,10 +1,13 @@
 """harness/procfs: per-thread CPU and machine busy time, read from /proc (chapter 01).
 
-Role: the harness's instrument. It snapshots utime+stime of every thread of the
-processes under test (/proc/PID/task/TID/stat), names each thread's role from its
-comm (loop-0, pool-0-1, floor-0, or the nginx worker process), and reads the
-machine's busy jiffies from /proc/stat, so that a cell can say how much CPU each
-role spent per request and how busy the rest of the machine was meanwhile.
+Role: the harness's instrument. It snapshots every thread of the processes under
+test: its CPU time in nanoseconds (the first field of /proc/PID/task/TID/schedstat, the
+scheduler's own sum of time on a CPU; the 10 ms ticks of utime+stime in .../stat only
+when schedstat is absent) and its voluntary context switches (.../status: the times the
+thread blocked and really slept). It names each thread's role from its comm (loop-0,
+pool-0-1, floor-0, or the nginx worker process), and reads the machine's busy jiffies
+from /proc/stat, so that a cell can say how much CPU each role spent per request, how
+often each role slept per request, and how busy the rest of the machine was meanwhile.
 
 Every reader takes a `root` argument (default "/proc") so that the unit tests can
 feed it a fake /proc tree.
@@ -31,6 +34,25 @@ POOL_ROLES = frozenset({"pool"})
 
 def ticks_to_us(ticks: float) -> float:
     return ticks * 1_000_000.0 / CLK_TCK
+
+
+# Where a snapshot's per-thread CPU came from.
+SOURCE_SCHEDSTAT = "schedstat ns"
+SOURCE_TICKS = "stat ticks"
+
+
+def parse_schedstat(text: str) -> int:
+    """The first field of /proc/.../schedstat: nanoseconds spent on a CPU (the other two
+    are nanoseconds spent waiting for one and the count of time slices)."""
+    return int(text.split()[0])
+
+
+def parse_voluntary_switches(text: str) -> int | None:
+    """voluntary_ctxt_switches from /proc/.../status, or None when the line is absent."""
+    for line in text.splitlines():
+        if line.startswith("voluntary_ctxt_switches:"):
+            return int(line.split(":", 1)[1])
+    return None
 
 
 @dataclass(frozen=True)
@@ -99,6 +121,8 @@ class ThreadSample:
     comm: str
     role: str
     ticks: int
+    cpu_ns: int                 # from schedstat, else ticks converted
+    sleeps: int | None          # voluntary context switches; None if unreadable
 
 
 @dataclass
@@ -107,6 +131,8 @@ class Snapshot:
     # Whole-process utime+stime: includes threads that have already exited, so it is
     # the right number for "how much CPU did the arm take" in the busy accounting.
     process_ticks: dict[int, int] = field(default_factory=dict)
+    # SOURCE_SCHEDSTAT when every thread's CPU came from schedstat, else SOURCE_TICKS.
+    cpu_source: str = SOURCE_SCHEDSTAT
 
 
 def snapshot(targets: list[Target], root: str = "/proc") -> Snapshot:
@@ -128,45 +154,75 @@ def snapshot(targets: list[Target], root: str = "/proc") -> Snapshot:
             st = parse_stat(text)
             comm = _read(f"{taskdir}/{tid}/comm")
             comm = comm.strip() if comm is not None else st.comm
+            sched = _read(f"{taskdir}/{tid}/schedstat")
+            if sched is not None:
+                cpu_ns = parse_schedstat(sched)
+            else:
+                cpu_ns = int(st.ticks * 1_000_000_000 // CLK_TCK)
+                snap.cpu_source = SOURCE_TICKS
+            status = _read(f"{taskdir}/{tid}/status")
             snap.threads[(t.pid, tid)] = ThreadSample(
-                t.pid, tid, comm, role_of(comm, tid, t), st.ticks)
+                t.pid, tid, comm, role_of(comm, tid, t), st.ticks, cpu_ns,
+                parse_voluntary_switches(status) if status is not None else None)
     return snap
 
 
 @dataclass
 class CpuDelta:
-    per_thread: list[dict]      # {"pid","tid","comm","role","us"}
+    per_thread: list[dict]      # {"pid","tid","comm","role","us","sleeps"}
     per_role_us: dict[str, float]
     process_ticks: int          # sum over processes, whole-process accounting
     lost_threads: int           # threads seen before the window but gone after it
+    # Voluntary context switches per role; a role whose threads' status could not be
+    # read is absent.
+    per_role_sleeps: dict[str, int] = field(default_factory=dict)
+    cpu_source: str = SOURCE_SCHEDSTAT
+
+    @property
+    def threads_us(self) -> float:
+        """CPU of every thread sampled at the end of the window, from the per-thread
+        (nanosecond) source."""
+        return sum(self.per_role_us.values())
 
 
 def delta(before: Snapshot, after: Snapshot) -> CpuDelta:
-    """CPU spent between two snapshots, per thread and per role.
+    """CPU and sleeps between two snapshots, per thread and per role.
 
-    A thread born inside the window counts all of its CPU (it had none before). A
-    thread that died inside the window is lost from the per-thread view (its time
-    still shows in the whole-process number); the count of such threads is returned
+    A thread born inside the window counts all of its CPU and sleeps (it had none
+    before). A thread that died inside the window is lost from the per-thread view (its
+    time still shows in the whole-process ticks); the count of such threads is returned
     so that a table can say so.
     """
     per_thread = []
     per_role: dict[str, float] = {}
+    sleeps: dict[str, int] = {}
+    no_sleeps: set[str] = set()
     for key, a in sorted(after.threads.items()):
         b = before.threads.get(key)
-        ticks = a.ticks - (b.ticks if b else 0)
-        us = ticks_to_us(ticks)
+        us = (a.cpu_ns - (b.cpu_ns if b else 0)) / 1000.0
+        slept = None
+        if a.sleeps is not None and (b is None or b.sleeps is not None):
+            slept = a.sleeps - (b.sleeps if b else 0)
+            sleeps[a.role] = sleeps.get(a.role, 0) + slept
+        else:
+            no_sleeps.add(a.role)
         per_thread.append({"pid": a.pid, "tid": a.tid, "comm": a.comm, "role": a.role,
-                           "us": us})
+                           "us": us, "sleeps": slept})
         per_role[a.role] = per_role.get(a.role, 0.0) + us
+    for role in no_sleeps:
+        sleeps.pop(role, None)
     lost = sum(1 for key in before.threads if key not in after.threads)
     proc = sum(after.process_ticks[p] - before.process_ticks.get(p, 0)
                for p in after.process_ticks)
-    return CpuDelta(per_thread, per_role, proc, lost)
+    source = SOURCE_TICKS if SOURCE_TICKS in (before.cpu_source, after.cpu_source) \
+        else SOURCE_SCHEDSTAT
+    return CpuDelta(per_thread, per_role, proc, lost, sleeps, source)
 
 
-def group_us(per_role_us: dict[str, float], roles: frozenset[str]) -> float | None:
-    """Sum the roles in `roles`; None when no thread of those roles existed."""
-    present = [v for r, v in per_role_us.items() if r in roles]
+def group_us(per_role: dict[str, float], roles: frozenset[str]) -> float | None:
+    """Sum the roles in `roles` (µs, sleeps, or any per-role figure); None when no
+    thread of those roles existed."""
+    present = [v for r, v in per_role.items() if r in roles]
     return sum(present) if present else None
 
 

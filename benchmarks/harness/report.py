@@ -43,7 +43,47 @@ def _cmake_cache(build_dir: str) -> dict[str, str]:
     return out
 
 
-def machine_info(build_dir: str, repo_root: str) -> dict:
+def parse_porcelain(z: str) -> list[str]:
+    """The paths `git status --porcelain=v1 -z` lists (a rename or copy names its new
+    path; the old one that follows it is skipped)."""
+    out = []
+    entries = z.split("\0")
+    i = 0
+    while i < len(entries):
+        e = entries[i]
+        i += 1
+        if len(e) < 4:
+            continue
+        out.append(e[3:])
+        if e[0] in "RC":
+            i += 1
+    return out
+
+
+def dirty_paths(repo_root: str, ignore: list[str] = ()) -> list[str] | None:
+    """Files that differ from the checked-out revision (modified, staged, deleted or
+    untracked), leaving out those under the folders in `ignore` (the build tree, the
+    results being written) and under build/. None when git cannot say (not a
+    checkout, no git)."""
+    try:
+        r = subprocess.run(["git", "status", "--porcelain=v1", "-z", "--untracked-files=all"],
+                           cwd=repo_root, capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    if r.returncode != 0:
+        return None
+    skip = ["build"]
+    for d in ignore:
+        d = os.path.abspath(d)
+        if os.path.commonpath([d, os.path.abspath(repo_root)]) == os.path.abspath(repo_root):
+            rel = os.path.relpath(d, repo_root)
+            if rel != ".":
+                skip.append(rel.replace(os.sep, "/"))
+    return [p for p in parse_porcelain(r.stdout)
+            if not any(p == k or p.startswith(k.rstrip("/") + "/") for k in skip)]
+
+
+def machine_info(build_dir: str, repo_root: str, out_dir: str | None = None) -> dict:
     cpu_model = ""
     try:
         with open("/proc/cpuinfo", encoding="utf-8") as f:
@@ -69,12 +109,8 @@ def machine_info(build_dir: str, repo_root: str) -> dict:
                      if x).strip()
     compiler = cache.get("CMAKE_CXX_COMPILER") or "c++"
     rev = _first_line(["git", "rev-parse", "--short", "HEAD"], cwd=repo_root)
-    try:
-        dirty = bool(subprocess.run(["git", "status", "--porcelain"], cwd=repo_root,
-                                    capture_output=True, text=True,
-                                    timeout=20).stdout.strip())
-    except (OSError, subprocess.TimeoutExpired):
-        dirty = None
+    changed = dirty_paths(repo_root, [build_dir] + ([out_dir] if out_dir else []))
+    dirty = None if changed is None else bool(changed)
     u = os.uname()
     return {
         "cpu_model": cpu_model,
@@ -89,6 +125,7 @@ def machine_info(build_dir: str, repo_root: str) -> dict:
         "sanitize": cache.get("HANDOFF_SANITIZE", ""),
         "git_rev": rev,
         "git_dirty": dirty,
+        "git_dirty_paths": (changed or [])[:20],
         "python": platform.python_version(),
         "nginx": _first_line(["/usr/sbin/nginx", "-v"]),
         "wrk": _first_line(["/usr/bin/wrk", "--version"]),
@@ -113,7 +150,7 @@ def reproduce_command(argv: list[str], repo_root: str) -> str:
             a = os.path.relpath(a, repo_root)
         out.append(a)
     if out and out[0].endswith("bench.py"):
-        out.insert(0, "python3")
+        out.insert(0, "/usr/bin/python3")   # Debian's: a pyenv python3 may lack matplotlib
     return shlex.join(out)
 
 
@@ -233,31 +270,41 @@ def print_table(spec, summ: dict, comparisons: list[dict], mode: str, out) -> No
             return f"{sm.fmt(m, r.median)} [{sm.fmt(m, r.lo)}–{sm.fmt(m, r.hi)}]"
         return sm.fmt(m, r.median)
 
-    cols = [("row", None), ("arm", None), ("rps", "rps"), ("loop µs/req", "loop_us_per_req"),
-            ("pool µs/req", "pool_us_per_req"), ("pool %", "pool_cpu_pct"),
-            ("srv µs/req", "server_us_per_req"), ("p50 µs", "p50_us"), ("p99 µs", "p99_us"),
-            ("err", None), ("busy", None)]
-    table = [[c[0] for c in cols]]
-    for row in spec.rows:
-        for arm in spec.arms:
-            s = summ.get((row.name, arm.name))
-            if s is None:
-                continue
-            line = [row.name, arm.name]
-            for _, m in cols[2:-2]:
-                line.append(cell(s["metrics"][m], m))
-            line.append(str(s["errors_total"]))
-            flags = f"{s['busy_rounds']}/{s['rounds']}" if s["busy_rounds"] else ""
-            if s["failed_rounds"]:
-                flags += f" FAILED {s['failed_rounds']}"
-            line.append(flags.strip())
-            table.append(line)
-    widths = [max(len(r[i]) for r in table) for i in range(len(cols))]
+    def show(metrics: list[tuple[str, str]], flags: bool) -> None:
+        head = ["row", "arm"] + [h for h, _ in metrics] + (["err", "busy"] if flags else [])
+        table = [head]
+        for row in spec.rows:
+            for arm in spec.arms:
+                s = summ.get((row.name, arm.name))
+                if s is None:
+                    continue
+                line = [row.name, arm.name] + [cell(s["metrics"][m], m) for _, m in metrics]
+                if flags:
+                    line.append(str(s["errors_total"]))
+                    f = f"{s['busy_rounds']}/{s['rounds']}" if s["busy_rounds"] else ""
+                    if s["failed_rounds"]:
+                        f += f" FAILED {s['failed_rounds']}"
+                    line.append(f.strip())
+                table.append(line)
+        widths = [max(len(r[i]) for r in table) for i in range(len(head))]
+        for k, r in enumerate(table):
+            print("  ".join(v.ljust(widths[i]) for i, v in enumerate(r)).rstrip(), file=out)
+            if k == 0:
+                print("  ".join("-" * w for w in widths), file=out)
+
     print(f"\n== {spec.chapter}/{spec.name}: {spec.title} ({mode}) ==", file=out)
-    for k, r in enumerate(table):
-        print("  ".join(v.ljust(widths[i]) for i, v in enumerate(r)).rstrip(), file=out)
-        if k == 0:
-            print("  ".join("-" * w for w in widths), file=out)
+    show([("rps", "rps"), ("loop µs/req", "loop_us_per_req"), ("pool µs/req", "pool_us_per_req"),
+          ("pool %", "pool_cpu_pct"), ("srv µs/req", "server_us_per_req"), ("p50 µs", "p50_us"),
+          ("p99 µs", "p99_us")], flags=True)
+    print("  per request (sleeps: voluntary context switches from /proc; the rest: the "
+          "stage's /stats):", file=out)
+    show([("loop sleeps", "loop_sleeps_per_req"), ("pool sleeps", "pool_sleeps_per_req"),
+          ("parks", "parks_per_req"), ("wakes", "wakes_sent_per_req"),
+          ("spin catches", "spin_catches_per_req"), ("pokes", "completion_pokes_per_req"),
+          ("loop blocking waits", "loop_blocking_waits_per_req"),
+          ("hand-off syscalls", "handoff_syscalls_per_req"),
+          ("loop syscalls", "loop_syscalls_per_req"),
+          ("pool syscalls", "pool_syscalls_per_req")], flags=False)
     for c in comparisons:
         ratio = f" ratio {c['ratio']:.3f}" if c["ratio"] is not None else ""
         print(f"  {c['metric']}: {c['a']} vs {c['b']} in {c['within']}: "

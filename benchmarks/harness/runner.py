@@ -9,8 +9,10 @@ rotated order (A B C, B C A, ...), one cell:
      the rows rotate too, so that two rows compared with each other (two clients,
      say) also take turns going first;
   2. warm it up with a short run of the row's own client;
-  3. snapshot every server thread's CPU, the machine's busy jiffies and the
-     harness's own CPU; run the measured client; snapshot again;
+  3. read a stage's own counters (GET /stats); snapshot every server thread's CPU
+     (nanoseconds, from schedstat) and sleeps (voluntary context switches), the
+     machine's busy jiffies and the harness's own CPU; run the measured client;
+     snapshot again; read /stats again (the reads sit outside the CPU window);
   4. stop the server with SIGTERM and keep its exit status.
 
 Per cell it keeps the raw samples (per thread, per role, the client's report) and the
@@ -30,6 +32,7 @@ import clients
 import procfs
 import report
 import servers
+import serverstats
 import summary as sm
 from specfile import Spec, rotation
 
@@ -65,6 +68,7 @@ def measure_cell(spec: Spec, arm, row, round_index: int, order: int, settings,
         if not server.alive():
             raise servers.StartError(f"arm {arm.name} died during warm-up")
         targets = server.targets()
+        stats0 = _read_stats(server, cell)
         self0, m0 = _self_ticks(), procfs.machine_times()
         s0 = procfs.snapshot(targets)
         t0 = time.monotonic()
@@ -73,8 +77,10 @@ def measure_cell(spec: Spec, arm, row, round_index: int, order: int, settings,
         t1 = time.monotonic()
         s1 = procfs.snapshot(targets)
         m1, self1 = procfs.machine_times(), _self_ticks()
+        stats1 = _read_stats(server, cell) if stats0 is not None else None
         if not server.alive():
             raise servers.StartError(f"arm {arm.name} died during the measured window")
+        counted = serverstats.delta(stats0, stats1) if stats1 is not None else None
         window = t1 - t0
         cpu = procfs.delta(s0, s1)
         accounted = cpu.process_ticks + result.cpu_ticks + (self1 - self0)
@@ -85,9 +91,11 @@ def measure_cell(spec: Spec, arm, row, round_index: int, order: int, settings,
                     "duration_s": result.duration_s, "latency_us": result.latency_us,
                     "errors": result.errors, "cpu_us": procfs.ticks_to_us(result.cpu_ticks)},
             client_raw=result.raw,
-            cpu={"per_thread": cpu.per_thread, "per_role_us": cpu.per_role_us,
+            cpu={"source": cpu.cpu_source, "per_thread": cpu.per_thread,
+                 "per_role_us": cpu.per_role_us, "per_role_sleeps": cpu.per_role_sleeps,
                  "process_us": procfs.ticks_to_us(cpu.process_ticks),
                  "lost_threads": cpu.lost_threads},
+            server_counters=counted,
             machine_busy={"other_pct_of_core": busy,
                           "machine_busy_jiffies": m1.busy - m0.busy,
                           "accounted_jiffies": accounted},
@@ -96,7 +104,8 @@ def measure_cell(spec: Spec, arm, row, round_index: int, order: int, settings,
                                     latency_us=result.latency_us,
                                     errors_total=result.errors_total, cpu=cpu,
                                     client_ticks=result.cpu_ticks, window_s=window,
-                                    busy_pct=busy))
+                                    busy_pct=busy,
+                                    counters=counted["per_role"] if counted else None))
     except (servers.StartError, clients.ClientError, OSError) as e:
         cell["error"] = str(e)
     finally:
@@ -106,6 +115,18 @@ def measure_cell(spec: Spec, arm, row, round_index: int, order: int, settings,
                 cell["server_stderr_tail"] = servers._tail(server.stderr_path)
         server.cleanup()
     return cell
+
+
+def _read_stats(server: servers.Server, cell: dict) -> dict | None:
+    """A stage's /stats, or None for a peer (which has none) or when the read fails
+    (the cell still counts; its counter columns stay empty and the reason is kept)."""
+    if server.arm.kind != "stage":
+        return None
+    try:
+        return serverstats.fetch(server.host, server.port)
+    except serverstats.StatsError as e:
+        cell["server_stats_error"] = str(e)
+        return None
 
 
 def _progress(cell: dict, rounds: int) -> str:
@@ -118,6 +139,10 @@ def _progress(cell: dict, rounds: int) -> str:
                        ("server_us_per_req", "server")):
         if m[key] is not None:
             parts.append(f"{label} {m[key]:.2f} µs/req")
+    for key, label in (("loop_sleeps_per_req", "loop sleeps"),
+                       ("pool_sleeps_per_req", "pool sleeps"), ("parks_per_req", "parks")):
+        if m[key] is not None:
+            parts.append(f"{label} {m[key]:.2f}/req")
     parts.append(f"p99 {m['p99_us']:.0f} µs" if m["p99_us"] is not None else "")
     parts.append(f"rest {m['busy_pct']:.0f}%" + (" BUSY" if cell["busy_machine"] else ""))
     if cell.get("server_exit"):
@@ -166,7 +191,7 @@ def run_spec(spec: Spec, *, mode: str, build_dir: str, out_dir: str, repo_root: 
         _log(f"killed pid {pid}, left running by an earlier harness that was killed")
     workdir = os.path.join(build_dir, "bench-tmp", f"{spec.chapter}-{spec.name}-{os.getpid()}")
     os.makedirs(workdir, exist_ok=True)
-    machine = report.machine_info(build_dir, repo_root)
+    machine = report.machine_info(build_dir, repo_root, out_dir)
     cells = []
     started = time.monotonic()
     try:

@@ -33,12 +33,49 @@ METRICS: dict[str, tuple[bool, str, str]] = {
     "max_us": (False, "max latency µs", "{:.0f}"),
     "errors": (False, "errors", "{:.0f}"),
     "busy_pct": (False, "rest of machine, % of a core", "{:.1f}"),
+    # Sleeps, from /proc (every server, peers included): voluntary context switches,
+    # the times a thread blocked and the scheduler switched it out.
+    "loop_sleeps_per_req": (False, "loop sleeps (voluntary context switches)/request", "{:.3f}"),
+    "pool_sleeps_per_req": (False, "pool sleeps (voluntary context switches)/request", "{:.3f}"),
+    "server_sleeps_per_req": (False, "server sleeps (all threads)/request", "{:.3f}"),
+    # The stage's own counters, from GET /stats (stages only; empty for the peers).
+    "parks_per_req": (False, "pool parks/request", "{:.3f}"),
+    "wakes_sent_per_req": (False, "wakes sent to parked pool threads/request", "{:.3f}"),
+    "spin_catches_per_req": (True, "jobs caught by a spinning pool thread/request", "{:.3f}"),
+    "completion_pokes_per_req": (False, "completion pokes to the loop/request", "{:.3f}"),
+    "loop_blocking_waits_per_req": (False, "loop epoll_waits allowed to block/request",
+                                    "{:.3f}"),
+    "loop_polls_per_req": (False, "loop zero-timeout epoll_waits/request", "{:.3f}"),
+    "handoff_syscalls_per_req": (False, "hand-off sends and receives (system calls)/request",
+                                 "{:.2f}"),
+    "loop_syscalls_per_req": (False, "loop system calls/request", "{:.2f}"),
+    "pool_syscalls_per_req": (False, "pool system calls/request", "{:.2f}"),
 }
 
 # Metrics that get median/min/max columns in the CSV.
 CSV_METRICS = ("rps", "loop_us_per_req", "pool_us_per_req", "server_us_per_req",
                "pool_cpu_pct", "loop_cpu_pct", "client_us_per_req", "p50_us", "p99_us",
-               "p99_9_us")
+               "p99_9_us", "loop_sleeps_per_req", "pool_sleeps_per_req",
+               "server_sleeps_per_req", "parks_per_req", "wakes_sent_per_req",
+               "spin_catches_per_req", "completion_pokes_per_req",
+               "loop_blocking_waits_per_req", "loop_polls_per_req", "handoff_syscalls_per_req",
+               "loop_syscalls_per_req", "pool_syscalls_per_req")
+
+# Counter metrics: metric -> (counters in /stats, summed; the role whose threads must
+# exist; whether only that role's threads are summed). The hand-off counters are summed
+# over every thread (the loop sends the wakes, the pool threads park and poke). A
+# metric whose role has no thread in /stats (an inline arm has no pool) is None, not 0.
+COUNTER_METRICS: dict[str, tuple[tuple[str, ...], str, bool]] = {
+    "parks_per_req": (("parks",), "pool", False),
+    "wakes_sent_per_req": (("wakes_sent",), "pool", False),
+    "spin_catches_per_req": (("spin_catches",), "pool", False),
+    "completion_pokes_per_req": (("completion_pokes",), "pool", False),
+    "loop_blocking_waits_per_req": (("loop_waits",), "loop", True),
+    "loop_polls_per_req": (("loop_polls",), "loop", True),
+    "handoff_syscalls_per_req": (("handoff_sends", "handoff_recvs"), "pool", False),
+    "loop_syscalls_per_req": (("syscalls",), "loop", True),
+    "pool_syscalls_per_req": (("syscalls",), "pool", True),
+}
 
 
 def fmt(metric: str, value: float | None) -> str:
@@ -49,16 +86,23 @@ def fmt(metric: str, value: float | None) -> str:
 
 def cell_metrics(*, requests: int, rps: float, latency_us: dict, errors_total: int,
                  cpu: procfs.CpuDelta, client_ticks: float, window_s: float,
-                 busy_pct: float) -> dict[str, float | None]:
+                 busy_pct: float, counters: dict[str, dict[str, int]] | None = None
+                 ) -> dict[str, float | None]:
     """The metrics of one cell.
 
-    CPU per request divides the CPU spent inside the harness's window (from just
-    before the client starts to just after it exits) by the requests the client
-    completed. Roles absent from the server give None, not zero: an inline arm has
-    no pool, which is different from a pool that cost nothing.
+    CPU and sleeps per request divide what the server's threads spent inside the
+    harness's window (from just before the client starts to just after it exits) by
+    the requests the client completed; so do the counters, from the stage's /stats
+    read around the same window (`counters`: per role, as serverstats.delta gives;
+    None for a peer). Roles absent from the server give None, not zero: an inline arm
+    has no pool, which is different from a pool that cost nothing.
     """
     loop = procfs.group_us(cpu.per_role_us, procfs.LOOP_ROLES)
     pool = procfs.group_us(cpu.per_role_us, procfs.POOL_ROLES)
+    sleeps = cpu.per_role_sleeps
+    loop_sleeps = procfs.group_us(sleeps, procfs.LOOP_ROLES)
+    pool_sleeps = procfs.group_us(sleeps, procfs.POOL_ROLES)
+    all_sleeps = sum(sleeps.values()) if sleeps else None
     other = sum(v for r, v in cpu.per_role_us.items()
                 if r not in procfs.LOOP_ROLES | procfs.POOL_ROLES)
     window_us = window_s * 1e6
@@ -69,12 +113,20 @@ def cell_metrics(*, requests: int, rps: float, latency_us: dict, errors_total: i
     def pct(us):
         return None if us is None or window_us <= 0 else 100.0 * us / window_us
 
+    counted: dict[str, float | None] = {}
+    for metric, (names, role, role_only) in COUNTER_METRICS.items():
+        if counters is None or role not in counters:
+            counted[metric] = None
+            continue
+        summed = [counters[role]] if role_only else list(counters.values())
+        counted[metric] = per_req(float(sum(c.get(k, 0) for c in summed for k in names)))
+
     return {
         "rps": rps,
         "loop_us_per_req": per_req(loop),
         "pool_us_per_req": per_req(pool),
         "other_us_per_req": per_req(other),
-        "server_us_per_req": per_req(procfs.ticks_to_us(cpu.process_ticks)),
+        "server_us_per_req": per_req(cpu.threads_us),
         "loop_cpu_pct": pct(loop),
         "pool_cpu_pct": pct(pool),
         "client_us_per_req": per_req(procfs.ticks_to_us(client_ticks)),
@@ -85,6 +137,10 @@ def cell_metrics(*, requests: int, rps: float, latency_us: dict, errors_total: i
         "max_us": latency_us.get("max"),
         "errors": float(errors_total),
         "busy_pct": busy_pct,
+        "loop_sleeps_per_req": per_req(loop_sleeps),
+        "pool_sleeps_per_req": per_req(pool_sleeps),
+        "server_sleeps_per_req": per_req(all_sleeps),
+        **counted,
     }
 
 

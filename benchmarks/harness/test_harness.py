@@ -1,19 +1,24 @@
 """harness/test_harness: unit tests of the harness's own logic (chapter 01).
 
 Role: the arithmetic and bookkeeping the book's tables rest on, checked without
-starting a server: verdicts and medians, CPU accounting from a fake /proc tree, the
-rotation of arms, spec checking (including the refusal of non-loopback targets), the
-parsing of both clients' reports, and the CSV a results-table renders. Run by CTest
-(label `unit`) as `/usr/bin/python3 -m unittest -v test_harness`.
+starting a server: verdicts and medians, CPU (schedstat nanoseconds, or ticks when
+schedstat is absent) and sleeps from a fake /proc tree, the stage's /stats counters
+turned into per-request columns, the rotation of arms, spec checking (including the
+refusal of non-loopback targets), the parsing of both clients' reports, the CSV a
+results-table renders, and the refusal of a full-mode run on a dirty tree. Run by
+CTest (label `unit`) as `/usr/bin/python3 -m unittest -v test_harness`.
 """
 
 from __future__ import annotations
 
+import argparse
 import csv
 import glob
 import io
 import os
+import re
 import shutil
+import subprocess
 import sys
 import tempfile
 import unittest
@@ -21,10 +26,12 @@ import unittest
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
+import bench  # noqa: E402
 import clients  # noqa: E402
 import procfs  # noqa: E402
 import report  # noqa: E402
 import servers  # noqa: E402
+import serverstats  # noqa: E402
 import specfile  # noqa: E402
 import summary as sm  # noqa: E402
 
@@ -52,13 +59,24 @@ class FakeProc:
         with open(f"{self.root}/{pid}/stat", "w") as f:
             f.write(stat_line(pid, comm, *ticks, ppid=ppid))
 
-    def thread(self, pid: int, tid: int, comm: str, utime: int, stime: int) -> None:
+    def thread(self, pid: int, tid: int, comm: str, utime: int, stime: int,
+               ns: int | None = None, voluntary: int | None = None) -> None:
+        """A thread; `ns` writes its schedstat, `voluntary` its status (each file is
+        absent when its value is None, as on a kernel without them)."""
         d = f"{self.root}/{pid}/task/{tid}"
         os.makedirs(d, exist_ok=True)
         with open(f"{d}/stat", "w") as f:
             f.write(stat_line(tid, comm, utime, stime, ppid=1))
         with open(f"{d}/comm", "w") as f:
             f.write(comm + "\n")
+        if ns is not None:
+            with open(f"{d}/schedstat", "w") as f:
+                f.write(f"{ns} 123456 789\n")
+        if voluntary is not None:
+            with open(f"{d}/status", "w") as f:
+                f.write(f"Name:\t{comm}\nState:\tS (sleeping)\n"
+                        f"voluntary_ctxt_switches:\t{voluntary}\n"
+                        f"nonvoluntary_ctxt_switches:\t7\n")
 
     def drop_thread(self, pid: int, tid: int) -> None:
         shutil.rmtree(f"{self.root}/{pid}/task/{tid}")
@@ -88,6 +106,19 @@ class ParseStat(unittest.TestCase):
                          "floor")
         self.assertEqual(procfs.role_of("epoll-floor", 31, procfs.Target(30, main_role="floor")),
                          "other")
+
+    def test_schedstat_gives_nanoseconds_on_cpu_and_status_gives_voluntary_switches(self):
+        self.assertEqual(procfs.parse_schedstat("30278138 41882356 124\n"), 30278138)
+        status = ("Name:\tloop-0\nvoluntary_ctxt_switches:\t99\n"
+                  "nonvoluntary_ctxt_switches:\t25\n")
+        self.assertEqual(procfs.parse_voluntary_switches(status), 99)
+        self.assertIsNone(procfs.parse_voluntary_switches("Name:\tx\n"))
+
+    def test_this_kernel_has_schedstat_for_a_thread(self):
+        # The harness's CPU columns rest on it; on a kernel without it they fall back to
+        # ticks and record so (see the fallback test below).
+        with open(f"/proc/self/task/{os.getpid()}/schedstat") as f:
+            self.assertGreater(procfs.parse_schedstat(f.read()), 0)
 
 
 class CpuAccounting(unittest.TestCase):
@@ -125,6 +156,39 @@ class CpuAccounting(unittest.TestCase):
         self.assertAlmostEqual(procfs.group_us(d.per_role_us, procfs.LOOP_ROLES), 30 * us)
         self.assertIsNone(procfs.group_us({"loop": 1.0}, procfs.POOL_ROLES))
 
+    def test_nanosecond_cpu_and_sleeps_per_role_over_a_window(self):
+        p = self.p
+        p.process(100, "handoff-02", (0, 0))
+        p.thread(100, 100, "handoff-02", 0, 0, ns=1_000, voluntary=1)
+        p.thread(100, 101, "loop-0", 0, 0, ns=5_000_000, voluntary=10)
+        p.thread(100, 102, "pool-0-0", 0, 0, ns=2_000_000, voluntary=20)
+        target = [procfs.Target(100)]
+        before = procfs.snapshot(target, root=p.root)
+        self.assertEqual(before.cpu_source, procfs.SOURCE_SCHEDSTAT)
+        # In the window: the loop runs 1.234567 ms and sleeps 300 times, the pool thread
+        # runs 0.5 ms and sleeps 1000 times; no tick moves (far below 10 ms), so only a
+        # nanosecond source sees any of it.
+        p.thread(100, 101, "loop-0", 0, 0, ns=6_234_567, voluntary=310)
+        p.thread(100, 102, "pool-0-0", 0, 0, ns=2_500_000, voluntary=1020)
+        d = procfs.delta(before, procfs.snapshot(target, root=p.root))
+        self.assertEqual(d.cpu_source, procfs.SOURCE_SCHEDSTAT)
+        self.assertAlmostEqual(d.per_role_us["loop"], 1234.567)
+        self.assertAlmostEqual(d.per_role_us["pool"], 500.0)
+        self.assertAlmostEqual(d.threads_us, 1734.567)
+        self.assertEqual(d.per_role_sleeps, {"other": 0, "loop": 300, "pool": 1000})
+        self.assertEqual(d.process_ticks, 0)
+
+    def test_without_schedstat_cpu_falls_back_to_ticks_and_says_so(self):
+        p = self.p
+        p.process(100, "handoff-01", (0, 0))
+        p.thread(100, 101, "loop-0", 100, 50)
+        before = procfs.snapshot([procfs.Target(100)], root=p.root)
+        p.thread(100, 101, "loop-0", 110, 50)
+        d = procfs.delta(before, procfs.snapshot([procfs.Target(100)], root=p.root))
+        self.assertEqual(d.cpu_source, procfs.SOURCE_TICKS)
+        self.assertAlmostEqual(d.per_role_us["loop"], 10 * 1e6 / TCK)
+        self.assertEqual(d.per_role_sleeps, {})   # no status: unknown, not zero
+
     def test_nginx_workers_are_found_as_children_and_sampled_as_worker(self):
         p = self.p
         p.process(200, "nginx", (1, 1))
@@ -153,13 +217,16 @@ class CpuAccounting(unittest.TestCase):
 
 
 class Metrics(unittest.TestCase):
-    def cpu(self, roles: dict[str, float], process_us: float) -> procfs.CpuDelta:
-        return procfs.CpuDelta([], roles, int(round(process_us * TCK / 1e6)), 0)
+    def cpu(self, roles: dict[str, float], process_us: float,
+            sleeps: dict[str, int] | None = None) -> procfs.CpuDelta:
+        return procfs.CpuDelta([], roles, int(round(process_us * TCK / 1e6)), 0,
+                               sleeps or {})
 
     def test_cell_metrics_divide_cpu_by_requests_and_leave_absent_roles_empty(self):
         m = sm.cell_metrics(requests=100_000, rps=50_000.0,
                             latency_us={"p50": 100, "p99": 900},
-                            errors_total=0, cpu=self.cpu({"loop": 800_000.0}, 1_000_000.0),
+                            errors_total=0,
+                            cpu=self.cpu({"loop": 800_000.0, "other": 200_000.0}, 1_000_000.0),
                             client_ticks=TCK, window_s=2.0, busy_pct=3.0)
         self.assertAlmostEqual(m["loop_us_per_req"], 8.0)
         self.assertIsNone(m["pool_us_per_req"])
@@ -168,6 +235,68 @@ class Metrics(unittest.TestCase):
         self.assertAlmostEqual(m["server_us_per_req"], 10.0)
         self.assertAlmostEqual(m["client_us_per_req"], 10.0)
         self.assertEqual((m["p50_us"], m["p99_us"], m["p99_9_us"]), (100, 900, None))
+
+    def test_server_cpu_is_the_threads_nanosecond_sum_not_the_process_ticks(self):
+        # 1.5 ms over 1000 requests, while the whole-process ticks moved by nothing.
+        m = sm.cell_metrics(requests=1000, rps=500.0, latency_us={}, errors_total=0,
+                            cpu=self.cpu({"loop": 1000.0, "pool": 500.0}, 0.0),
+                            client_ticks=0, window_s=2.0, busy_pct=0.0)
+        self.assertAlmostEqual(m["server_us_per_req"], 1.5)
+
+    def test_sleeps_and_counters_become_per_request_columns(self):
+        counters = {"loop": {"loop_waits": 500, "loop_polls": 250, "syscalls": 4000,
+                             "wakes_sent": 100},
+                    "pool": {"parks": 300, "spin_catches": 700, "completion_pokes": 200,
+                             "syscalls": 1000, "wakes_sent": 0, "handoff_sends": 1000,
+                             "handoff_recvs": 1200}}
+        m = sm.cell_metrics(requests=1000, rps=500.0, latency_us={}, errors_total=0,
+                            cpu=self.cpu({"loop": 1.0, "pool": 1.0}, 0.0,
+                                         sleeps={"loop": 400, "pool": 350, "other": 2}),
+                            client_ticks=0, window_s=2.0, busy_pct=0.0, counters=counters)
+        self.assertAlmostEqual(m["loop_sleeps_per_req"], 0.4)
+        self.assertAlmostEqual(m["pool_sleeps_per_req"], 0.35)
+        self.assertAlmostEqual(m["server_sleeps_per_req"], 0.752)
+        self.assertAlmostEqual(m["parks_per_req"], 0.3)
+        self.assertAlmostEqual(m["wakes_sent_per_req"], 0.1)
+        self.assertAlmostEqual(m["spin_catches_per_req"], 0.7)
+        self.assertAlmostEqual(m["completion_pokes_per_req"], 0.2)
+        self.assertAlmostEqual(m["loop_blocking_waits_per_req"], 0.5)
+        self.assertAlmostEqual(m["loop_polls_per_req"], 0.25)
+        self.assertAlmostEqual(m["loop_syscalls_per_req"], 4.0)
+        self.assertAlmostEqual(m["pool_syscalls_per_req"], 1.0)
+        self.assertAlmostEqual(m["handoff_syscalls_per_req"], 2.2)
+
+    def test_a_peer_has_sleeps_but_no_counters_and_an_inline_arm_no_pool_counters(self):
+        peer = sm.cell_metrics(requests=10, rps=5.0, latency_us={}, errors_total=0,
+                               cpu=self.cpu({"worker": 1.0}, 0.0, sleeps={"worker": 5}),
+                               client_ticks=0, window_s=2.0, busy_pct=0.0, counters=None)
+        self.assertAlmostEqual(peer["loop_sleeps_per_req"], 0.5)
+        self.assertIsNone(peer["pool_sleeps_per_req"])
+        for metric in sm.COUNTER_METRICS:
+            self.assertIsNone(peer[metric], metric)
+        inline = sm.cell_metrics(requests=10, rps=5.0, latency_us={}, errors_total=0,
+                                 cpu=self.cpu({"loop": 1.0}, 0.0, sleeps={"loop": 5}),
+                                 client_ticks=0, window_s=2.0, busy_pct=0.0,
+                                 counters={"loop": {"loop_waits": 3, "syscalls": 40}})
+        self.assertAlmostEqual(inline["loop_blocking_waits_per_req"], 0.3)
+        self.assertAlmostEqual(inline["loop_syscalls_per_req"], 4.0)
+        self.assertIsNone(inline["parks_per_req"])
+        self.assertIsNone(inline["pool_syscalls_per_req"])
+
+    def test_every_counter_metric_is_a_csv_column_and_names_a_counter_the_stage_has(self):
+        names = set(self._counter_names())
+        for metric, (counters, role, _) in sm.COUNTER_METRICS.items():
+            with self.subTest(metric):
+                self.assertIn(metric, sm.CSV_METRICS)
+                self.assertLessEqual(set(counters), names)
+                self.assertIn(role, ("loop", "pool"))
+
+    @staticmethod
+    def _counter_names() -> list[str]:
+        # The names code/stats/thread_stats.cpp gives its counters (what /stats serves).
+        src = os.path.join(HERE, "..", "..", "code", "stats", "thread_stats.cpp")
+        with open(src, encoding="utf-8") as f:
+            return re.findall(r'return "(\w+)";', f.read())
 
     def test_pool_percent_is_of_the_window_and_may_exceed_one_core(self):
         m = sm.cell_metrics(requests=10, rps=5.0, latency_us={}, errors_total=0,
@@ -247,6 +376,85 @@ class Verdicts(unittest.TestCase):
         self.assertEqual([(r["arm"], r[col]) for r in rows], [("ring", "ahead"), ("dgram", "")])
         self.assertEqual(rows[0]["loop_us_per_req_median"], "5.50")
         self.assertEqual(rows[0]["pool_us_per_req_median"], "")
+
+
+class ServerStats(unittest.TestCase):
+    def test_counts_over_the_window_per_thread_and_per_role(self):
+        before = {"threads": [
+            {"name": "loop-0", "role": "loop", "counters": {"loop_waits": 10, "syscalls": 100}},
+            {"name": "pool-0-0", "role": "pool", "counters": {"parks": 5, "syscalls": 50}}]}
+        after = {"threads": [
+            {"name": "loop-0", "role": "loop", "counters": {"loop_waits": 15, "syscalls": 180}},
+            {"name": "pool-0-0", "role": "pool", "counters": {"parks": 9, "syscalls": 70}},
+            {"name": "pool-0-1", "role": "pool", "counters": {"parks": 2, "syscalls": 6}}]}
+        d = serverstats.delta(before, after)
+        self.assertEqual(d["per_role"], {"loop": {"loop_waits": 5, "syscalls": 80},
+                                         "pool": {"parks": 6, "syscalls": 26}})
+        self.assertEqual([t["name"] for t in d["per_thread"]], ["loop-0", "pool-0-0", "pool-0-1"])
+        self.assertEqual(serverstats.count(d["per_role"], "syscalls"), 106)
+        self.assertEqual(serverstats.count(d["per_role"], "syscalls", "pool"), 26)
+
+
+class DirtyTree(unittest.TestCase):
+    """A full-mode run refuses a checkout with uncommitted changes outside build/, the
+    build tree and the results being written; --allow-dirty lets it run."""
+
+    def setUp(self):
+        self.root = tempfile.mkdtemp(prefix="dirty-")
+        self.git("init", "-q")
+        os.makedirs(f"{self.root}/code")
+        self.write("code/a.cpp", "int a;\n")
+        self.write(".gitignore", "")
+        self.git("add", ".")
+        self.git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "one")
+
+    def tearDown(self):
+        shutil.rmtree(self.root, ignore_errors=True)
+
+    def git(self, *argv):
+        subprocess.run(["git", *argv], cwd=self.root, check=True, capture_output=True)
+
+    def write(self, rel, text):
+        os.makedirs(os.path.dirname(f"{self.root}/{rel}"), exist_ok=True)
+        with open(f"{self.root}/{rel}", "w") as f:
+            f.write(text)
+
+    def args(self, mode="full", allow=False):
+        return argparse.Namespace(mode=mode, allow_dirty=allow,
+                                  out=f"{self.root}/benchmarks/results",
+                                  build_dir=f"{self.root}/out-of-tree-build")
+
+    def refused(self, args) -> bool:
+        return bench.refuse_dirty(args, repo_root=self.root, stream=io.StringIO())
+
+    def test_a_clean_tree_runs_and_outputs_do_not_make_it_dirty(self):
+        self.write("build/release/x.o", "")
+        self.write("out-of-tree-build/y", "")
+        self.write("benchmarks/results/02/server.csv", "row\n")
+        self.assertEqual(report.dirty_paths(self.root, [self.args().out,
+                                                        self.args().build_dir]), [])
+        self.assertFalse(self.refused(self.args()))
+
+    def test_a_modified_or_untracked_source_refuses_full_mode_only(self):
+        self.write("code/a.cpp", "int a = 1;\n")
+        self.write("code/new.h", "")
+        self.assertEqual(sorted(report.dirty_paths(self.root)), ["code/a.cpp", "code/new.h"])
+        self.assertTrue(self.refused(self.args()))
+        self.assertFalse(self.refused(self.args(mode="quick")))
+        self.assertFalse(self.refused(self.args(allow=True)))
+
+    def test_a_rename_names_its_new_path(self):
+        self.git("mv", "code/a.cpp", "code/b.cpp")
+        self.assertEqual(report.dirty_paths(self.root), ["code/b.cpp"])
+        self.assertTrue(self.refused(self.args()))
+
+    def test_the_machine_record_says_dirty_and_which_files(self):
+        self.write("code/a.cpp", "int a = 2;\n")
+        m = report.machine_info(f"{self.root}/out-of-tree-build", self.root,
+                                f"{self.root}/benchmarks/results")
+        self.assertTrue(m["git_dirty"])
+        self.assertEqual(m["git_dirty_paths"], ["code/a.cpp"])
+        self.assertTrue(m["git_rev"])
 
 
 class Rotation(unittest.TestCase):
@@ -381,8 +589,9 @@ class Reproduce(unittest.TestCase):
             [f"{root}/benchmarks/harness/bench.py", "run",
              f"{root}/benchmarks/specs/x.toml", "--build-dir", f"{root}/build/release",
              "--out", "/tmp/r s"], root)
-        self.assertEqual(cmd, "python3 benchmarks/harness/bench.py run benchmarks/specs/x.toml "
-                              "--build-dir build/release --out '/tmp/r s'")
+        self.assertEqual(cmd, "/usr/bin/python3 benchmarks/harness/bench.py run "
+                              "benchmarks/specs/x.toml --build-dir build/release "
+                              "--out '/tmp/r s'")
 
 
 if __name__ == "__main__":

@@ -11,6 +11,15 @@
 // order reverses every other round (A B C ... C B A ...), so slow drift of the machine
 // lands on every mechanism alike. The reported figure is the median over rounds, with
 // the minimum and the maximum beside it.
+//
+// Two arms per mechanism. "Idle" is the round trip alone on the machine: whenever one
+// thread blocks, its CPU may go idle, and on a virtual machine an idle virtual CPU halts
+// and the hypervisor takes the physical core back. "Busy neighbour" runs the same round
+// trip beside one spinning thread per CPU at SCHED_IDLE priority: a CPU never goes idle
+// (the spinner runs whenever nothing else wants it), yet a woken probe thread preempts the
+// spinner at once. The difference between the two arms is what an idle CPU adds to a
+// wake. Each arm also reports the voluntary context switches per round trip (the times a
+// probe thread really slept), so a reader sees that both arms sleep alike.
 #include <algorithm>
 #include <array>
 #include <atomic>
@@ -32,8 +41,11 @@
 #include <nlohmann/json.hpp>
 
 #include <fcntl.h>
+#include <pthread.h>
+#include <sched.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/utsname.h>
 #include <unistd.h>
@@ -371,11 +383,63 @@ class Spin {
 // The runner.
 // -------------------------------------------------------------------------------------
 
-// One run of one mechanism: microseconds per round trip.
+// The busy neighbour: one thread per CPU this process may use, pinned to its CPU and
+// spinning at SCHED_IDLE priority until destroyed. SCHED_IDLE runs only when no normal
+// thread wants the CPU, and a normal thread that wakes preempts it at once, so the
+// probe's two threads keep every CPU they need while no CPU ever enters the idle loop.
+class BusyNeighbours {
+ public:
+  BusyNeighbours() {
+    cpu_set_t allowed;
+    CPU_ZERO(&allowed);
+    if (::sched_getaffinity(0, sizeof allowed, &allowed) != 0) fatal_errno("sched_getaffinity");
+    for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
+      if (CPU_ISSET(cpu, &allowed)) threads_.emplace_back([this, cpu] { spin_on(cpu); });
+    }
+    // acquire pairs with each spinner's release increment: every spinner is pinned and
+    // idle-priority before the first round trip is timed.
+    while (ready_.load(std::memory_order_acquire) < threads_.size()) cpu_relax();
+  }
+  ~BusyNeighbours() {
+    // relaxed: the flag carries no data; join() orders everything after it.
+    stop_.store(true, std::memory_order_relaxed);
+    for (std::thread& t : threads_) t.join();
+  }
+  BusyNeighbours(const BusyNeighbours&) = delete;
+  BusyNeighbours& operator=(const BusyNeighbours&) = delete;
+
+ private:
+  void spin_on(int cpu) {
+    stats::name_this_thread("probe-busy");
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    CPU_SET(cpu, &one);
+    if (::pthread_setaffinity_np(::pthread_self(), sizeof one, &one) != 0) fatal_errno("pthread_setaffinity_np");
+    const sched_param idle{};
+    if (::sched_setscheduler(0, SCHED_IDLE, &idle) != 0) fatal_errno("sched_setscheduler(SCHED_IDLE)");
+    // release pairs with the constructor's acquire load.
+    ready_.fetch_add(1, std::memory_order_release);
+    // relaxed: see the destructor.
+    while (!stop_.load(std::memory_order_relaxed)) cpu_relax();
+  }
+  std::atomic<bool> stop_{false};
+  std::atomic<std::size_t> ready_{0};
+  std::vector<std::thread> threads_;
+};
+
+// Voluntary context switches of the calling thread so far: the times it blocked.
+std::int64_t thread_sleeps() {
+  rusage ru{};
+  if (::getrusage(RUSAGE_THREAD, &ru) != 0) fatal_errno("getrusage(RUSAGE_THREAD)");
+  return ru.ru_nvcsw;
+}
+
+// One run of one mechanism: microseconds (and sleeps) per round trip.
 struct Sample {
   double wall_us = 0;
   double cpu_a_us = 0;  // the sender, probe-a
   double cpu_b_us = 0;  // the receiver, probe-b
+  double sleeps = 0;    // voluntary context switches of both threads
   double cpu_us() const { return cpu_a_us + cpu_b_us; }
 };
 
@@ -385,6 +449,8 @@ Sample run_once(std::uint64_t round_trips, std::uint64_t warmup) {
   std::int64_t a_cpu_ns = 0;
   std::int64_t b_cpu_ns = 0;
   std::int64_t wall_ns = 0;
+  std::int64_t a_sleeps = 0;
+  std::int64_t b_sleeps = 0;
 
   // Each thread writes only its own result; join() publishes it to this thread.
   std::thread b([&] {
@@ -393,12 +459,14 @@ Sample run_once(std::uint64_t round_trips, std::uint64_t warmup) {
       m.wait_ping();
       m.pong();
     }
+    const std::int64_t sleeps0 = thread_sleeps();
     const std::int64_t cpu0 = stats::thread_cpu_ns();
     for (std::uint64_t i = 0; i < round_trips; ++i) {
       m.wait_ping();
       m.pong();
     }
     b_cpu_ns = stats::thread_cpu_ns() - cpu0;
+    b_sleeps = thread_sleeps() - sleeps0;
   });
   std::thread a([&] {
     stats::name_this_thread("probe-a");
@@ -406,6 +474,7 @@ Sample run_once(std::uint64_t round_trips, std::uint64_t warmup) {
       m.ping();
       m.wait_pong();
     }
+    const std::int64_t sleeps0 = thread_sleeps();
     const std::int64_t wall0 = stats::monotonic_ns();
     const std::int64_t cpu0 = stats::thread_cpu_ns();
     for (std::uint64_t i = 0; i < round_trips; ++i) {
@@ -414,23 +483,32 @@ Sample run_once(std::uint64_t round_trips, std::uint64_t warmup) {
     }
     a_cpu_ns = stats::thread_cpu_ns() - cpu0;
     wall_ns = stats::monotonic_ns() - wall0;
+    a_sleeps = thread_sleeps() - sleeps0;
   });
   a.join();
   b.join();
 
   const double n = static_cast<double>(round_trips);
   return Sample{static_cast<double>(wall_ns) / 1e3 / n, static_cast<double>(a_cpu_ns) / 1e3 / n,
-                static_cast<double>(b_cpu_ns) / 1e3 / n};
+                static_cast<double>(b_cpu_ns) / 1e3 / n, static_cast<double>(a_sleeps + b_sleeps) / n};
+}
+
+// The same run beside a busy neighbour on every CPU.
+template <class Mechanism>
+Sample run_busy(std::uint64_t round_trips, std::uint64_t warmup) {
+  const BusyNeighbours neighbours;
+  return run_once<Mechanism>(round_trips, warmup);
 }
 
 struct Entry {
   std::string_view name;
   Sample (*run)(std::uint64_t round_trips, std::uint64_t warmup);
+  Sample (*run_busy)(std::uint64_t round_trips, std::uint64_t warmup);
 };
 
 template <class Mechanism>
 constexpr Entry entry() {
-  return Entry{Mechanism::name, &run_once<Mechanism>};
+  return Entry{Mechanism::name, &run_once<Mechanism>, &run_busy<Mechanism>};
 }
 
 // The price list, dearest kind first.
@@ -494,6 +572,13 @@ Json machine() {
 // --check FILE: the smoke test's judge of a JSON written by this tool.
 // -------------------------------------------------------------------------------------
 
+// The figures every result carries, each a {median, min, max} over rounds, and the suffix
+// of the same figure in the busy-neighbour arm. Sleeps may be zero (a spin never sleeps),
+// so --check requires them present but not positive.
+constexpr std::array kCostFields = {"wall_us", "cpu_us", "cpu_us_sender", "cpu_us_receiver"};
+constexpr std::string_view kSleepsField = "sleeps_per_round_trip";
+constexpr std::string_view kBusySuffix = "_busy_neighbour";
+
 int check_file(const std::string& path) {
   std::ifstream in(path);
   if (!in) {
@@ -513,12 +598,19 @@ int check_file(const std::string& path) {
   if (!doc.contains("results") || !doc["results"].is_array()) {
     problems.emplace_back("no \"results\" array");
   } else {
+    // Both arms belong to the price list: a run without the busy neighbour is partial.
+    if (!doc.value("busy_neighbour", false)) problems.emplace_back("no busy-neighbour arm");
+    std::vector<std::string> fields;
+    for (const char* f : kCostFields) {
+      fields.emplace_back(f);
+      fields.push_back(std::string(f).append(kBusySuffix));
+    }
     for (const Entry& e : kMechanisms) {
       int found = 0;
       for (const Json& r : doc["results"]) {
         if (r.value("mechanism", "") != e.name) continue;
         ++found;
-        for (const char* field : {"wall_us", "cpu_us", "cpu_us_sender", "cpu_us_receiver"}) {
+        for (const std::string& field : fields) {
           const std::string where = std::string(e.name) + "." + field;
           if (!r.contains(field) || !r[field].is_object()) {
             problems.push_back(where + " is missing");
@@ -537,6 +629,12 @@ int check_file(const std::string& path) {
             problems.push_back(where + " does not satisfy min <= median <= max");
           }
         }
+        for (const std::string& field : {std::string(kSleepsField), std::string(kSleepsField).append(kBusySuffix)}) {
+          if (!r.contains(field) || !r[field].is_object() || !r[field].contains("median") ||
+              !r[field]["median"].is_number()) {
+            problems.push_back(std::string(e.name) + "." + field + " is missing");
+          }
+        }
       }
       if (found != 1) {
         problems.push_back(std::string(e.name) + " appears " + std::to_string(found) + " times (expected once)");
@@ -551,18 +649,24 @@ int check_file(const std::string& path) {
 }
 
 void print_table(const Json& doc) {
-  std::printf("%-24s %28s %28s %10s %10s\n", "mechanism", "wall us/rt median [min-max]", "cpu us/rt median [min-max]",
-              "cpu A", "cpu B");
+  const bool busy = doc.value("busy_neighbour", false);
+  std::printf("%-24s %-9s %28s %28s %10s %10s %8s\n", "mechanism", "neighbour", "wall us/rt median [min-max]",
+              "cpu us/rt median [min-max]", "cpu A", "cpu B", "sleeps");
   for (const Json& r : doc["results"]) {
-    auto cell = [&](const char* f) {
-      char buf[64];
-      std::snprintf(buf, sizeof buf, "%.3f [%.3f-%.3f]", r[f]["median"].get<double>(), r[f]["min"].get<double>(),
-                    r[f]["max"].get<double>());
-      return std::string(buf);
-    };
-    std::printf("%-24s %28s %28s %10.3f %10.3f\n", r["mechanism"].get<std::string>().c_str(), cell("wall_us").c_str(),
-                cell("cpu_us").c_str(), r["cpu_us_sender"]["median"].get<double>(),
-                r["cpu_us_receiver"]["median"].get<double>());
+    for (const std::string& suffix : {std::string(), std::string(kBusySuffix)}) {
+      if (!suffix.empty() && !busy) break;
+      auto at = [&](std::string_view f) -> const Json& { return r[std::string(f) + suffix]; };
+      auto cell = [&](std::string_view f) {
+        char buf[64];
+        std::snprintf(buf, sizeof buf, "%.3f [%.3f-%.3f]", at(f)["median"].get<double>(), at(f)["min"].get<double>(),
+                      at(f)["max"].get<double>());
+        return std::string(buf);
+      };
+      std::printf("%-24s %-9s %28s %28s %10.3f %10.3f %8.2f\n", r["mechanism"].get<std::string>().c_str(),
+                  suffix.empty() ? "idle" : "busy", cell("wall_us").c_str(), cell("cpu_us").c_str(),
+                  at("cpu_us_sender")["median"].get<double>(), at("cpu_us_receiver")["median"].get<double>(),
+                  at(kSleepsField)["median"].get<double>());
+    }
   }
 }
 
@@ -580,10 +684,15 @@ int run(int argc, char** argv) {
                  "gives the median and the min/max over rounds")
       ->check(CLI::Range(1u, 1000u));
   app.add_option("--only", only, "Run only this mechanism (repeatable)")->check(CLI::IsMember(mechanism_names()));
+  std::string busy_neighbour = "on";
+  app.add_option("--busy-neighbour", busy_neighbour,
+                 "Also run every mechanism beside an idle-priority spinner on each CPU, so that no "
+                 "CPU goes idle (figures suffixed _busy_neighbour)")
+      ->check(CLI::IsMember({"on", "off"}));
   app.add_option("--json", json_path, "Write the JSON report to this file (default: stdout)");
   app.add_option("--check", check_path,
                  "Instead of measuring, check that FILE (written by this tool) lists every "
-                 "mechanism with positive costs; exit 1 if not")
+                 "mechanism, in both arms, with positive costs; exit 1 if not")
       ->excludes("--only")
       ->excludes("--json");
   try {
@@ -601,37 +710,49 @@ int run(int argc, char** argv) {
   }
 
   const std::uint64_t warmup = std::min<std::uint64_t>(round_trips / 10 + 1, 2000);
-  std::vector<std::vector<Sample>> samples(selected.size());
+  const bool busy = busy_neighbour == "on";
+  // samples[neighbour][mechanism]: neighbour 0 idle, 1 busy.
+  std::array<std::vector<std::vector<Sample>>, 2> samples;
+  samples.fill(std::vector<std::vector<Sample>>(selected.size()));
   for (unsigned round = 0; round < rounds; ++round) {
-    // Odd rounds run the list backwards, so no mechanism always follows the same one.
+    // Odd rounds run the list backwards, so no mechanism always follows the same one, and
+    // swap the two arms' order for the same reason.
     for (std::size_t k = 0; k < selected.size(); ++k) {
       const std::size_t i = round % 2 == 0 ? k : selected.size() - 1 - k;
-      samples[i].push_back(selected[i]->run(round_trips, warmup));
-      if (!json_path.empty()) {
-        const Sample& s = samples[i].back();
-        std::fprintf(stderr, "round %u/%u %-24s wall %.3f us, cpu %.3f us\n", round + 1, rounds,
-                     std::string(selected[i]->name).c_str(), s.wall_us, s.cpu_us());
+      for (int j = 0; j < (busy ? 2 : 1); ++j) {
+        const int arm = busy && round % 2 == 1 ? 1 - j : j;
+        const Entry& e = *selected[i];
+        samples[arm][i].push_back(arm == 0 ? e.run(round_trips, warmup) : e.run_busy(round_trips, warmup));
+        if (!json_path.empty()) {
+          const Sample& s = samples[arm][i].back();
+          std::fprintf(stderr, "round %u/%u %-24s %-4s wall %.3f us, cpu %.3f us, sleeps %.2f\n", round + 1, rounds,
+                       std::string(e.name).c_str(), arm == 0 ? "idle" : "busy", s.wall_us, s.cpu_us(), s.sleeps);
+        }
       }
     }
   }
 
   Json results = Json::array();
   for (std::size_t i = 0; i < selected.size(); ++i) {
-    auto pick = [&](auto field) {
-      std::vector<double> xs;
-      for (const Sample& s : samples[i]) xs.push_back(field(s));
-      return to_json(summarize(std::move(xs)));
-    };
-    results.push_back(Json{
-        {"mechanism", std::string(selected[i]->name)},
-        {"wall_us", pick([](const Sample& s) { return s.wall_us; })},
-        {"cpu_us", pick([](const Sample& s) { return s.cpu_us(); })},
-        {"cpu_us_sender", pick([](const Sample& s) { return s.cpu_a_us; })},
-        {"cpu_us_receiver", pick([](const Sample& s) { return s.cpu_b_us; })},
-    });
+    Json r{{"mechanism", std::string(selected[i]->name)}};
+    for (int arm = 0; arm < (busy ? 2 : 1); ++arm) {
+      auto pick = [&](auto field) {
+        std::vector<double> xs;
+        for (const Sample& s : samples[arm][i]) xs.push_back(field(s));
+        return to_json(summarize(std::move(xs)));
+      };
+      const std::string suffix = arm == 0 ? std::string() : std::string(kBusySuffix);
+      r["wall_us" + suffix] = pick([](const Sample& s) { return s.wall_us; });
+      r["cpu_us" + suffix] = pick([](const Sample& s) { return s.cpu_us(); });
+      r["cpu_us_sender" + suffix] = pick([](const Sample& s) { return s.cpu_a_us; });
+      r["cpu_us_receiver" + suffix] = pick([](const Sample& s) { return s.cpu_b_us; });
+      r[std::string(kSleepsField) + suffix] = pick([](const Sample& s) { return s.sleeps; });
+    }
+    results.push_back(std::move(r));
   }
   const Json doc{{"tool", "handoff-probe"},      {"machine", machine()}, {"round_trips", round_trips},
-                 {"warmup_round_trips", warmup}, {"rounds", rounds},     {"results", std::move(results)}};
+                 {"warmup_round_trips", warmup}, {"rounds", rounds},     {"busy_neighbour", busy},
+                 {"results", std::move(results)}};
 
   if (json_path.empty()) {
     std::cout << doc.dump(2) << '\n';

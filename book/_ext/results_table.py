@@ -14,9 +14,14 @@ from the sibling .json::
     ```
 
 ``:columns:`` picks and renames columns (``name`` or ``name=Heading``, comma
-separated). A name the CSV lacks but whose ``name_median``/``name_min``/``name_max``
-columns it has shows as "median (min–max)". ``:where:`` keeps only lines whose
-column equals a value (``col=value``, comma separated, all must hold).
+separated), in the order given; without it a default set is shown. Any column of the
+CSV may be named, so the counter columns are shown the same way
+(``loop_sleeps_per_req=loop sleeps/req, parks_per_req=parks/req``). A name the CSV
+lacks but whose ``name_median``/``name_min``/``name_max`` columns it has shows as
+"median (min–max)"; an empty cell (a peer has no /stats counters, an inline arm no
+pool) shows as "–". ``:where:`` keeps only lines whose column equals a value
+(``col=value``, comma separated, all must hold); ``col=a|b`` accepts either value
+(``arm=ring|dgram``).
 
 ``results-figure`` shows a PNG the harness drew, captioned with the same command and
 machine line::
@@ -110,7 +115,7 @@ class _ResultsDirective(SphinxDirective):
         if not os.path.isfile(path):
             raise self.error(
                 f"{self.name}: {what} {path} does not exist; regenerate it with "
-                f"`python3 benchmarks/harness/bench.py all --mode full --build-dir "
+                f"`/usr/bin/python3 benchmarks/harness/bench.py all --mode full --build-dir "
                 f"build/release`")
         self.env.note_dependency(path)
         return path
@@ -144,6 +149,9 @@ class _ResultsDirective(SphinxDirective):
                            f"({', '.join(how)}){extra}.")
         if mode != "full":
             para += nodes.Text(" Quick-mode numbers: a pipeline check, not a result.")
+        if record.get("machine", {}).get("git_dirty"):
+            para += nodes.Text(" Measured on a tree with uncommitted changes (--allow-dirty):"
+                               " the revision named is not exactly the code measured.")
         return para
 
 
@@ -167,7 +175,8 @@ class ResultsTable(_ResultsDirective):
         for key, value in parse_pairs(self.options.get("where")):
             if key not in lines[0]:
                 raise self.error(f"results-table: :where: names unknown column {key!r}")
-            lines = [ln for ln in lines if ln[key] == value]
+            accepted = {v.strip() for v in value.split("|")}
+            lines = [ln for ln in lines if ln[key] in accepted]
         if not lines:
             raise self.error(f"results-table: no line of {rel} matches :where:")
         columns = parse_pairs(self.options.get("columns")) if "columns" in self.options \
