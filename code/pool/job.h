@@ -35,8 +35,8 @@ struct JobTicket {
   static constexpr std::int64_t kUnsentBudget = std::int64_t{1} << 20;
 };
 
-/// A request to run on a pool thread. Owned by the pool thread once submitted; it is
-/// deleted there when the handler returns.
+/// A request to run on a pool thread. Owned by the pool once submitted; it is deleted on
+/// a pool thread when the handler returns, or unrun when it is dropped (pool/run_job).
 struct Job {
   std::uint64_t conn_id = 0;  ///< the connection's id, never reused within a worker
   std::uint64_t seq = 0;      ///< the exchange's sequence number on that connection

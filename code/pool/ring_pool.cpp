@@ -163,7 +163,8 @@ bool RingPool::ready_to_wait() {
   flush_backlog();
   // Optional: an answer is on its way, so spin for it rather than park and be poked.
   if (backlog_.empty() && in_flight_ > 0 &&
-      sync::spin_until(core_->options.loop_spin, [this] { return !core_->done.empty(); })) {
+      sync::spin_until(
+          core_->options.loop_spin, [this] { return !core_->done.empty(); }, loop_stats_)) {
     return false;
   }
   const auto& hook = core_->options.between_loop_wait_steps;
@@ -242,7 +243,8 @@ void RingPool::Core::thread_main(stats::ThreadStats& stats, HandlerSlot& slot) {
       if (!run(stats, slot, job)) return;  // let go of by stop(): touch nothing of the loop's
       continue;
     }
-    if (sync::spin_until(options.spin, [&] { return jobs.try_pop(job); })) {
+    if (sync::spin_until(
+            options.spin, [&] { return jobs.try_pop(job); }, &stats)) {
       stats.add(stats::Counter::spin_catches);
       if (!run(stats, slot, job)) return;
       continue;
@@ -342,7 +344,10 @@ bool RingPool::Core::run(stats::ThreadStats& stats, HandlerSlot& slot, Job* job)
 
 // [ring.complete]
 void RingPool::Core::complete(stats::ThreadStats& stats, Frame* frame) {
-  while (!done.try_push(frame)) std::this_thread::yield();  // the loop always drains
+  while (!done.try_push(frame)) {  // the loop always drains
+    std::this_thread::yield();
+    stats.add(stats::Counter::syscalls);
+  }
   poke_loop_if_waiting(stats);
 }
 
