@@ -4,8 +4,8 @@
 // in epoll. Two syscalls per crossing, on both sides, whether or not anyone was waiting.
 #pragma once
 
-#include <atomic>
 #include <deque>
+#include <memory>
 #include <thread>
 #include <vector>
 
@@ -23,6 +23,10 @@ namespace handoff::pool {
 /// hundred 8-byte datagrams with the default 208 KiB), so submit() sends without blocking
 /// and parks what does not fit in a backlog that drains when the lane turns writable. Pool threads send frames
 /// blocking: the loop never blocks, so it always drains them, and the two sides cannot deadlock.
+///
+/// Shutdown: stop(deadline) runs what was submitted until the deadline, then drops what
+/// has not started and lets go of threads stuck in a handler (pool/handler_slot.h); what
+/// those threads touch lives in a core they share, so it outlives the pool.
 class DatagramPool final : public HandlerPool {
  public:
   explicit DatagramPool(const PoolConfig& config);
@@ -31,23 +35,21 @@ class DatagramPool final : public HandlerPool {
   void bind(loop::Reactor& reactor, FrameSink& sink, stats::Registry& registry,
             stats::ThreadStats& loop_stats) override;
   void submit(Job* job) override;
-  void stop() override;
+  std::size_t stop(std::int64_t deadline_ns) override;
 
  private:
+  struct Core;
   struct Endpoint final : loop::IoHandler {
     DatagramPool* pool = nullptr;
     void (DatagramPool::*handler)() = nullptr;
     void on_io(std::uint32_t) override { (pool->*handler)(); }
   };
-  void thread_main(stats::ThreadStats& stats);
-  void emit(stats::ThreadStats& stats, Frame* frame);
   void drain_completions();
   void flush_backlog();
   bool send_to_lane(void* ptr);
 
   PoolConfig config_;
-  net::Fd lane_loop_, lane_pool_;  // jobs: loop → pool
-  net::Fd done_loop_, done_pool_;  // frames: pool → loop
+  std::shared_ptr<Core> core_;  // what the threads touch: shared, so a let-go thread keeps it
   loop::Reactor* reactor_ = nullptr;
   FrameSink* sink_ = nullptr;
   stats::ThreadStats* loop_stats_ = nullptr;  // the loop thread's record (bind's caller)
@@ -55,7 +57,6 @@ class DatagramPool final : public HandlerPool {
   std::deque<void*> backlog_;  // jobs (and pills) the lane could not take yet
   bool watching_lane_ = false;
   std::vector<std::thread> threads_;
-  std::atomic<int> running_{0};
   bool stopped_ = false;
 };
 

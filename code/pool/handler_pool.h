@@ -5,7 +5,9 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <functional>
+#include <limits>
 #include <memory>
 #include <string>
 
@@ -37,13 +39,22 @@ class HandlerPool {
   /// Hand a job to some pool thread. Never blocks the loop.
   virtual void submit(Job* job) = 0;
   /// Called just before the loop waits for events. Returning false means completions are
-  /// already waiting and the loop must not block (it polls with a zero timeout).
+  /// already waiting and the loop must not block (it polls with a zero timeout). Jobs the
+  /// pool could not hand over yet are no reason to return false: the pool wakes the loop
+  /// when there is room for them.
   virtual bool ready_to_wait() { return true; }
   /// Called after every wait, whatever woke it: deliver completions not signalled by an fd.
   virtual void after_wait() {}
   /// Stop every thread (a poison pill each) after the jobs already submitted, delivering
-  /// their frames as they come, and join. Idempotent.
-  virtual void stop() = 0;
+  /// their frames as they come, and join; but no later than `deadline_ns` (monotonic, as
+  /// stats::monotonic_ns): from then on jobs not yet started are dropped unrun, and a
+  /// thread still inside a handler is let go of (detached; the frames it emits later go
+  /// nowhere). Returns the jobs dropped for the deadline (also counted as jobs_abandoned).
+  /// Idempotent: a second call returns 0. kNoDeadline waits for every job.
+  virtual std::size_t stop(std::int64_t deadline_ns) = 0;
+
+  /// A deadline that never comes: stop() runs every job submitted, however long it takes.
+  static constexpr std::int64_t kNoDeadline = std::numeric_limits<std::int64_t>::max();
 };
 
 /// Builds the pool a stage asks for; a composition root passes one to the server.

@@ -5,8 +5,8 @@
 #include <cstdlib>
 #include <memory>
 
-#include "pool/datagram_pool.h"
 #include "config/env_switch.h"
+#include "pool/datagram_pool.h"
 
 namespace handoff::pool {
 

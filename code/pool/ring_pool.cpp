@@ -11,30 +11,91 @@
 #include <tuple>
 
 #include "net/socket_pair.h"
-
+#include "pool/handler_slot.h"
+#include "pool/run_job.h"
 #include "stats/thread_cpu.h"
 
 namespace handoff::pool {
 
 namespace {
 
+enum : std::uint64_t { kPoke = 1, kPill = 2 };
+
 void send_word(int fd, std::uint64_t word, stats::ThreadStats& stats) {
   for (;;) {
     const ssize_t n = ::send(fd, &word, sizeof word, 0);
     stats.add(stats::Counter::handoff_sends);
+    stats.add(stats::Counter::syscalls);
     if (n == static_cast<ssize_t>(sizeof word)) return;
     if (errno != EINTR) throw std::system_error(errno, std::generic_category(), "send(wake)");
   }
 }
+
+// The wait word: threads announced parked in the high half, wakes in flight in the low.
+constexpr std::uint64_t kOneParked = std::uint64_t{1} << 32;
+constexpr std::uint64_t kOneWake = 1;
+int parked_of(std::uint64_t word) { return static_cast<int>(word >> 32); }
+int wakes_of(std::uint64_t word) { return static_cast<int>(word & 0xffff'ffffU); }
+
 }  // namespace
 
+/// Everything a pool thread touches. The pool and each of its threads hold a reference, so
+/// a thread that stop() let go of inside a handler still finds it when the handler returns.
+struct RingPool::Core {
+  Core(const PoolConfig& config, RingPoolOptions o)
+      : options(std::move(o)),
+        jobs(options.ring_capacity),
+        done(options.ring_capacity),
+        slots(std::make_unique<HandlerSlot[]>(static_cast<std::size_t>(config.threads))) {
+    std::tie(lane_loop, lane_pool) = net::datagram_pair();
+    std::tie(done_loop, done_pool) = net::datagram_pair();
+  }
+  ~Core() {  // no thread uses the core any more: free what the rings still hold
+    Job* job = nullptr;
+    while (jobs.try_pop(job)) delete job;
+    Frame* frame = nullptr;
+    while (done.try_pop(frame)) delete frame;
+  }
+
+  void thread_main(stats::ThreadStats& stats, HandlerSlot& slot);
+  bool poll_lane(stats::ThreadStats& stats);
+  Job* park(stats::ThreadStats& stats, bool& pill);
+  bool run(stats::ThreadStats& stats, HandlerSlot& slot, Job* job);
+  void complete(stats::ThreadStats& stats, Frame* frame);
+  void poke_loop_if_waiting(stats::ThreadStats& stats);
+  void wake_one_if_parked(stats::ThreadStats& stats);
+
+  const RingPoolOptions options;
+  sync::MpmcRing<Job*> jobs;
+  sync::MpmcRing<Frame*> done;
+  net::Fd lane_loop, lane_pool;          // pokes and pills: loop → pool threads
+  net::Fd done_loop, done_pool;          // pokes: pool threads → loop
+  std::unique_ptr<HandlerSlot[]> slots;  // one per thread, by index
+  // Each word is written by one side and read by the other on every hand-off: keep each
+  // on its own cache line so the two do not falsely share.
+  alignas(64) std::atomic<std::uint64_t> wait_word{0};  // parked (high half), wakes in flight (low)
+  alignas(64) std::atomic<bool> loop_waiting{false};
+  // Jobs dropped unrun, not yet taken off in_flight_ by the loop. relaxed (both sides): a
+  // count for the loop's spin decision; a late read only makes the loop spin once for nothing.
+  alignas(64) std::atomic<std::size_t> dropped{0};
+  std::atomic<bool> past_deadline{false};      // raised by stop() at its deadline (see run_job)
+  std::atomic<std::size_t> deadline_drops{0};  // jobs dropped for the deadline; read after the joins
+};
+
 RingPool::RingPool(const PoolConfig& config, RingPoolOptions options)
-    : config_(config), options_(std::move(options)), jobs_(options_.ring_capacity), done_(options_.ring_capacity) {
-  std::tie(lane_loop_, lane_pool_) = net::datagram_pair();
-  std::tie(done_loop_, done_pool_) = net::datagram_pair();
+    : config_(config), core_(std::make_shared<Core>(config, std::move(options))) {}
+
+RingPool::~RingPool() { stop(kNoDeadline); }
+
+int RingPool::parked() const noexcept {
+  // relaxed: a snapshot for tests and the harness, ordered by nothing.
+  return parked_of(core_->wait_word.load(std::memory_order_relaxed));
 }
 
-RingPool::~RingPool() { stop(); }
+bool RingPool::loop_waiting() const noexcept {
+  // relaxed: a snapshot for tests, ordered by nothing.
+  return core_->loop_waiting.load(std::memory_order_relaxed);
+}
 
 void RingPool::bind(loop::Reactor& reactor, FrameSink& sink, stats::Registry& registry,
                     stats::ThreadStats& loop_stats) {
@@ -42,11 +103,11 @@ void RingPool::bind(loop::Reactor& reactor, FrameSink& sink, stats::Registry& re
   sink_ = &sink;
   loop_stats_ = &loop_stats;
   done_endpoint_.pool = this;
-  reactor.add(done_loop_.get(), EPOLLIN, &done_endpoint_);
+  reactor.add(core_->done_loop.get(), EPOLLIN, &done_endpoint_);
   for (int i = 0; i < config_.threads; ++i) {
     auto& st = registry.add("pool-" + std::to_string(config_.worker_index) + "-" + std::to_string(i), "pool");
-    running_.fetch_add(1, std::memory_order_relaxed);  // read by stop() on this same thread
-    threads_.emplace_back([this, &st] { thread_main(st); });
+    HandlerSlot& slot = core_->slots[static_cast<std::size_t>(i)];
+    threads_.emplace_back([core = core_, &st, &slot] { core->thread_main(st, slot); });
   }
 }
 
@@ -55,29 +116,30 @@ void RingPool::bind(loop::Reactor& reactor, FrameSink& sink, stats::Registry& re
 // [ring.submit]
 void RingPool::submit(Job* job) {
   ++in_flight_;
-  if (!backlog_.empty() || !jobs_.try_push(job)) {
-    backlog_.push_back(job);  // the ring is full: ready_to_wait() keeps the loop turning
+  if (!backlog_.empty() || !core_->jobs.try_push(job)) {
+    backlog_.push_back(job);  // the ring is full: ready_to_wait() pushes it when room comes
     return;
   }
   // The push (a release store of the cell's sequence) must be visible before we read
-  // parked_: a store then a load, which only a seq_cst fence orders. Pairs with the fence
-  // in park() between announcing and re-checking.
+  // the parked count: a store then a load, which only a seq_cst fence orders. Pairs with
+  // the fence in park() between announcing and re-checking.
   std::atomic_thread_fence(std::memory_order_seq_cst);
-  wake_one_if_parked(*loop_stats_);
+  core_->wake_one_if_parked(*loop_stats_);
 }
 // [ring.submit]
 
 // [ring.wake]
-void RingPool::wake_one_if_parked(stats::ThreadStats& stats) {
+void RingPool::Core::wake_one_if_parked(stats::ThreadStats& stats) {
   // One wake per parked thread, never one per push: poke only while the parked threads
-  // outnumber the pokes already on their way. relaxed loads: the fence before this call
-  // orders them after the push; the CAS keeps two wakers from spending one credit twice.
-  const int parked = parked_.load(std::memory_order_relaxed);
-  int in_flight = wakes_in_flight_.load(std::memory_order_relaxed);
-  while (parked > in_flight) {
-    if (wakes_in_flight_.compare_exchange_weak(in_flight, in_flight + 1, std::memory_order_relaxed)) {
+  // outnumber the pokes already on their way. Both counts come from one load of one word,
+  // so they are a pair some instant really had. relaxed: the fence before this call orders
+  // the load after the push; the CAS keeps two wakers from spending one credit twice, and
+  // fails (and looks again) if a thread parked or woke in between.
+  std::uint64_t word = wait_word.load(std::memory_order_relaxed);
+  while (parked_of(word) > wakes_of(word)) {
+    if (wait_word.compare_exchange_weak(word, word + kOneWake, std::memory_order_relaxed)) {
       stats.add(stats::Counter::wakes_sent);  // before the poke: whoever it wakes sees the count
-      send_word(lane_loop_.get(), kPoke, stats);
+      send_word(lane_loop.get(), kPoke, stats);
       return;
     }
   }
@@ -86,43 +148,63 @@ void RingPool::wake_one_if_parked(stats::ThreadStats& stats) {
 
 void RingPool::flush_backlog() {
   bool pushed = false;
-  while (!backlog_.empty() && jobs_.try_push(backlog_.front())) {
+  while (!backlog_.empty() && core_->jobs.try_push(backlog_.front())) {
     backlog_.pop_front();
     pushed = true;
   }
   if (pushed) {
-    std::atomic_thread_fence(std::memory_order_seq_cst);  // as in submit(): push → read parked_
-    wake_one_if_parked(*loop_stats_);
+    std::atomic_thread_fence(std::memory_order_seq_cst);  // as in submit(): push → read the parked count
+    core_->wake_one_if_parked(*loop_stats_);
   }
 }
 
 // [ring.loop_wait]
 bool RingPool::ready_to_wait() {
   flush_backlog();
-  if (!backlog_.empty()) return false;  // a full ring: keep turning until it takes the rest
   // Optional: an answer is on its way, so spin for it rather than park and be poked.
-  if (in_flight_ > 0 && sync::spin_until(options_.loop_spin, [this] { return !done_.empty(); })) return false;
-  // Announce, then re-check: raise the flag, fence (the store must be visible before the
-  // load of the ring; pairs with the fence in complete()), then look at the ring once more.
-  loop_waiting_.store(true, std::memory_order_relaxed);
-  std::atomic_thread_fence(std::memory_order_seq_cst);
-  if (!done_.empty()) {
-    loop_waiting_.store(false, std::memory_order_relaxed);
-    return false;  // completions are waiting: poll without blocking, then drain them
+  if (backlog_.empty() && in_flight_ > 0 &&
+      sync::spin_until(
+          core_->options.loop_spin, [this] { return !core_->done.empty(); }, loop_stats_)) {
+    return false;
   }
+  const auto& hook = core_->options.between_loop_wait_steps;
+  if (core_->options.loop_order == RingPoolOptions::LoopOrder::announce_then_recheck) {
+    // Announce, then re-check: raise the flag, fence (the store must be visible before the
+    // loads of the rings; pairs with the fence in poke_loop_if_waiting(), after a frame's
+    // push or a dropped job's pop), then look once more: at the completion ring, and, with
+    // a backlog, at the job ring's room (flush_backlog's try_push reads the cell a pop freed).
+    core_->loop_waiting.store(true, std::memory_order_relaxed);
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    if (hook) hook();
+    flush_backlog();  // what does not fit waits for the poke of the job that makes room
+    if (!core_->done.empty()) {
+      core_->loop_waiting.store(false, std::memory_order_relaxed);
+      return false;  // completions are waiting: poll without blocking, then drain them
+    }
+    return true;
+  }
+  // The broken order, kept as the negative control: a frame pushed between the re-check
+  // and the flag finds no flag, sends no poke, and waits out the loop's timeout.
+  const bool waiting = !core_->done.empty();
+  if (hook) hook();
+  if (waiting) return false;
+  core_->loop_waiting.store(true, std::memory_order_relaxed);
+  std::atomic_thread_fence(std::memory_order_seq_cst);
   return true;
 }
 
 void RingPool::after_wait() {
   // relaxed: a late poke only costs one spurious turn; the ring is drained either way.
-  loop_waiting_.store(false, std::memory_order_relaxed);
+  core_->loop_waiting.store(false, std::memory_order_relaxed);
   drain_completions();
 }
 // [ring.loop_wait]
 
 void RingPool::drain_completions() {
+  // relaxed: see Core::dropped.
+  in_flight_ -= core_->dropped.exchange(0, std::memory_order_relaxed);
   Frame* frame = nullptr;
-  while (done_.try_pop(frame)) {
+  while (core_->done.try_pop(frame)) {
     if (frame->kind == Frame::Kind::whole || frame->kind == Frame::Kind::end || frame->kind == Frame::Kind::abort) {
       --in_flight_;
     }
@@ -136,14 +218,15 @@ void RingPool::drain_loop_pokes() {
   // poke, and if there is, the level-triggered fd reports it again next turn. Reading until
   // EAGAIN would cost every wake a second, empty, syscall. after_wait() drains the ring.
   std::uint64_t word;
-  ::recv(done_loop_.get(), &word, sizeof word, MSG_DONTWAIT);
+  ::recv(core_->done_loop.get(), &word, sizeof word, MSG_DONTWAIT);
   loop_stats_->add(stats::Counter::handoff_recvs);
+  loop_stats_->add(stats::Counter::syscalls);
 }
 
 // ---------------------------------------------------------------- a pool thread's side
 
 // [ring.thread]
-void RingPool::thread_main(stats::ThreadStats& stats) {
+void RingPool::Core::thread_main(stats::ThreadStats& stats, HandlerSlot& slot) {
   stats.attach_current_thread();
   std::int64_t next_poll_ns = 0;
   bool pill = false;
@@ -152,124 +235,181 @@ void RingPool::thread_main(stats::ThreadStats& stats) {
     // without blocking, once per dgram_poll_ns, whatever the ring holds.
     const std::int64_t now = stats::monotonic_ns();
     if (now >= next_poll_ns) {
-      next_poll_ns = now + options_.dgram_poll_ns;
+      next_poll_ns = now + options.dgram_poll_ns;
       if (poll_lane(stats)) break;
     }
     Job* job = nullptr;
-    if (jobs_.try_pop(job)) {
-      run(stats, job);
+    if (jobs.try_pop(job)) {
+      if (!run(stats, slot, job)) return;  // let go of by stop(): touch nothing of the loop's
       continue;
     }
-    if (sync::spin_until(options_.spin, [&] { return jobs_.try_pop(job); })) {
+    if (sync::spin_until(
+            options.spin, [&] { return jobs.try_pop(job); }, &stats)) {
       stats.add(stats::Counter::spin_catches);
-      run(stats, job);
+      if (!run(stats, slot, job)) return;
       continue;
     }
     job = park(stats, pill);
-    if (job != nullptr) run(stats, job);
+    if (job != nullptr && !run(stats, slot, job)) return;
   }
   // A pill comes after every job submitted before stop(): finish what the ring still holds.
   Job* job = nullptr;
-  while (jobs_.try_pop(job)) run(stats, job);
+  while (jobs.try_pop(job)) {
+    if (!run(stats, slot, job)) return;
+  }
   stats.detach_current_thread();
-  running_.fetch_sub(1, std::memory_order_release);  // pairs with the acquire in stop()
+  slot.finish();  // the last touch: stop() may join and free the loop's world after it
 }
 
-bool RingPool::poll_lane(stats::ThreadStats& stats) {
+bool RingPool::Core::poll_lane(stats::ThreadStats& stats) {
   std::uint64_t word;
+  const int flags = MSG_DONTWAIT | (options.lane_poll_takes_pokes ? 0 : MSG_PEEK);
   for (;;) {
-    const ssize_t n = ::recv(lane_pool_.get(), &word, sizeof word, MSG_DONTWAIT);
+    const ssize_t n = ::recv(lane_pool.get(), &word, sizeof word, flags);
     stats.add(stats::Counter::handoff_recvs);
+    stats.add(stats::Counter::syscalls);
     if (n != static_cast<ssize_t>(sizeof word)) return false;
+    if (!options.lane_poll_takes_pokes) return false;  // only looked: the parked thread takes it
     if (word == kPill) return true;
     // A poke, read by a thread that is already awake. It was sent for a parked thread;
-    // taking it here spends that thread's credit (the hole chapter 03 closes).
-    wakes_in_flight_.fetch_sub(1, std::memory_order_relaxed);
+    // taking it here spends that thread's credit (the hole chapter 03 closes). relaxed:
+    // as in wake_one_if_parked, the count orders no data.
+    wait_word.fetch_sub(kOneWake, std::memory_order_relaxed);
   }
 }
 // [ring.thread]
 
 // [ring.park]
-Job* RingPool::park(stats::ThreadStats& stats, bool& pill) {
+Job* RingPool::Core::park(stats::ThreadStats& stats, bool& pill) {
   Job* job = nullptr;
-  if (options_.park_order == RingPoolOptions::ParkOrder::announce_then_recheck) {
-    parked_.fetch_add(1, std::memory_order_relaxed);
+  if (options.park_order == RingPoolOptions::ParkOrder::announce_then_recheck) {
+    wait_word.fetch_add(kOneParked, std::memory_order_relaxed);
     // The announcement must be visible before we look at the ring again: a store then a
-    // load. Pairs with the fence in submit() between its push and its read of parked_.
+    // load. Pairs with the fence in submit() between its push and its read of the word.
     std::atomic_thread_fence(std::memory_order_seq_cst);
-    if (options_.between_park_steps) options_.between_park_steps();
-    if (jobs_.try_pop(job)) {
-      parked_.fetch_sub(1, std::memory_order_relaxed);  // not parking after all
+    if (options.between_park_steps) options.between_park_steps();
+    if (jobs.try_pop(job)) {
+      wait_word.fetch_sub(kOneParked, std::memory_order_relaxed);  // not parking after all
       return job;
     }
   } else {
     // The broken order, kept as the negative control: a push that lands between the
     // re-check and the announcement sees no parked thread and sends no wake.
-    if (jobs_.try_pop(job)) return job;
-    if (options_.between_park_steps) options_.between_park_steps();
-    parked_.fetch_add(1, std::memory_order_relaxed);
+    if (jobs.try_pop(job)) return job;
+    if (options.between_park_steps) options.between_park_steps();
+    wait_word.fetch_add(kOneParked, std::memory_order_relaxed);
     std::atomic_thread_fence(std::memory_order_seq_cst);
   }
   stats.add(stats::Counter::parks);
   std::uint64_t word = 0;
   ssize_t n;
   do {
-    n = ::recv(lane_pool_.get(), &word, sizeof word, 0);  // the park
+    n = ::recv(lane_pool.get(), &word, sizeof word, 0);  // the park
     stats.add(stats::Counter::handoff_recvs);
+    stats.add(stats::Counter::syscalls);
   } while (n < 0 && errno == EINTR);
-  // Leave the parked count before giving back the credit, so that a waker never sees
-  // more parked threads than there are and pokes for a thread that is awake.
-  parked_.fetch_sub(1, std::memory_order_relaxed);
-  if (word == kPoke) wakes_in_flight_.fetch_sub(1, std::memory_order_relaxed);
-  pill = (word == kPill || n != static_cast<ssize_t>(sizeof word));
+  const bool poke = n == static_cast<ssize_t>(sizeof word) && word == kPoke;
+  // Leave the parked count and give back the poke's credit in ONE step. A waker pokes only
+  // while parked > wakes in flight. Lowered apart, parked first, a submit between the two
+  // steps sees this thread's credit still out for a thread that no longer waits: one
+  // parked thread fewer, the same wakes in flight. With a sibling parked it reckons the
+  // sibling's wake already sent, sends none, and the job waits in the ring behind
+  // whatever this thread runs next (the negative control, UnparkOrder::parked_then_credit).
+  // Giving the credit back first would only err towards a spare poke; one step leaves
+  // nothing to argue. relaxed: the word orders no data (the fences around the ring do).
+  if (options.unpark_order == RingPoolOptions::UnparkOrder::together) {
+    wait_word.fetch_sub(kOneParked + (poke ? kOneWake : 0), std::memory_order_relaxed);
+    if (options.after_unpark_step) options.after_unpark_step();
+  } else {
+    wait_word.fetch_sub(kOneParked, std::memory_order_relaxed);
+    if (options.after_unpark_step) options.after_unpark_step();
+    if (poke) wait_word.fetch_sub(kOneWake, std::memory_order_relaxed);
+  }
+  pill = !poke;  // a pill, or the lane is broken: either way, stop
   return nullptr;
 }
 // [ring.park]
 
-void RingPool::run(stats::ThreadStats& stats, Job* job) {
-  auto emit = [this, &stats](Frame* f) { complete(stats, f); };
-  FrameResponder<decltype(emit)> responder(*job, emit);
-  (*job->handler)(job->request, responder);
-  stats.add(stats::Counter::requests);
-  delete job;
+bool RingPool::Core::run(stats::ThreadStats& stats, HandlerSlot& slot, Job* job) {
+  const RunOutcome outcome =
+      run_job(job, RunContext{stats, slot, past_deadline}, [this, &stats](Frame* f) { complete(stats, f); });
+  if (outcome == RunOutcome::dropped) {
+    // relaxed (all): counts, see their declarations.
+    if (past_deadline.load(std::memory_order_relaxed)) deadline_drops.fetch_add(1, std::memory_order_relaxed);
+    dropped.fetch_add(1, std::memory_order_relaxed);
+    poke_loop_if_waiting(stats);  // the pop made room a loop with a backlog may wait for
+  }
+  return outcome != RunOutcome::thread_abandoned;
 }
 
 // [ring.complete]
-void RingPool::complete(stats::ThreadStats& stats, Frame* frame) {
-  while (!done_.try_push(frame)) std::this_thread::yield();  // the loop always drains
-  // Push, then read the loop's flag: a store then a load. Pairs with the fence in
-  // ready_to_wait() between raising the flag and re-checking this ring.
+void RingPool::Core::complete(stats::ThreadStats& stats, Frame* frame) {
+  while (!done.try_push(frame)) {  // the loop always drains
+    std::this_thread::yield();
+    stats.add(stats::Counter::syscalls);
+  }
+  poke_loop_if_waiting(stats);
+}
+
+void RingPool::Core::poke_loop_if_waiting(stats::ThreadStats& stats) {
+  // Push (or pop), then read the loop's flag: a store then a load. Pairs with the fence in
+  // ready_to_wait() between raising the flag and re-checking the rings.
   std::atomic_thread_fence(std::memory_order_seq_cst);
   // exchange: of all the threads that see the flag raised, exactly one pokes.
-  if (loop_waiting_.load(std::memory_order_relaxed) && loop_waiting_.exchange(false, std::memory_order_relaxed)) {
+  if (loop_waiting.load(std::memory_order_relaxed) && loop_waiting.exchange(false, std::memory_order_relaxed)) {
     stats.add(stats::Counter::completion_pokes);  // before the poke: the loop it wakes sees the count
-    send_word(done_pool_.get(), kPoke, stats);
+    send_word(done_pool.get(), kPoke, stats);
   }
 }
 // [ring.complete]
 
-void RingPool::stop() {
+// [ring.stop]
+std::size_t RingPool::stop(std::int64_t deadline_ns) {
   if (stopped_ || threads_.empty()) {
     stopped_ = true;
-    return;
+    return 0;
   }
   stopped_ = true;
-  // Every job submitted so far goes into the ring before any pill goes into the lane.
-  while (!backlog_.empty()) {
-    flush_backlog();
+  std::size_t dropped_here = 0;
+  bool pills_sent = false;
+  auto send_pills = [&] {
+    // Every job submitted so far is in the ring before any pill goes into the lane.
+    for (std::size_t i = 0; i < threads_.size(); ++i) send_word(core_->lane_loop.get(), kPill, *loop_stats_);
+    pills_sent = true;
+  };
+  auto at_deadline = [&] {
+    // relaxed: threads look at it before each job; a late look is covered by the let-go.
+    core_->past_deadline.store(true, std::memory_order_relaxed);
+    for (Job* job : backlog_) delete job;
+    dropped_here += backlog_.size();
+    backlog_.clear();
+    if (!pills_sent) send_pills();
+  };
+  auto turn = [&] {
+    if (!pills_sent) {
+      flush_backlog();
+      if (backlog_.empty()) send_pills();
+    }
     drain_completions();
-    if (!backlog_.empty()) std::this_thread::yield();
-  }
-  for (std::size_t i = 0; i < threads_.size(); ++i) send_word(lane_loop_.get(), kPill, *loop_stats_);
-  while (running_.load(std::memory_order_acquire) > 0) {  // pairs with thread exit
-    drain_completions();
-    pollfd p{done_loop_.get(), POLLIN, 0};
+    pollfd p{core_->done_loop.get(), POLLIN, 0};
     ::poll(&p, 1, 1);
+    loop_stats_->add(stats::Counter::syscalls);
     if (p.revents & POLLIN) drain_loop_pokes();
+  };
+  settle_threads(threads_, core_->slots.get(), deadline_ns, at_deadline, turn);
+  // Every thread has finished or been let go of; none pops any more. What the ring still
+  // holds was left by threads stuck in handlers.
+  Job* job = nullptr;
+  while (core_->jobs.try_pop(job)) {
+    delete job;
+    ++dropped_here;
   }
-  for (auto& t : threads_) t.join();
+  loop_stats_->add(stats::Counter::jobs_abandoned, dropped_here);
   drain_completions();
-  reactor_->remove(done_loop_.get(), &done_endpoint_);
+  reactor_->remove(core_->done_loop.get(), &done_endpoint_);
+  // relaxed: the threads that counted have been joined (the join orders their counts).
+  return dropped_here + core_->deadline_drops.load(std::memory_order_relaxed);
 }
+// [ring.stop]
 
 }  // namespace handoff::pool

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <memory>
 #include <thread>
 #include <vector>
 
@@ -37,6 +38,29 @@ struct RingPoolOptions {
   /// A test hook run between the park's two steps (empty in production). A test blocks a
   /// thread here to make a race that happens once in a thousand runs happen every time.
   std::function<void()> between_park_steps;
+
+  /// How a woken thread leaves the parked count and gives back its wake's credit. Only
+  /// together (one atomic step) is correct; parked_then_credit, two steps with the parked
+  /// count lowered first, is the second lost wake of issue 9, kept as a negative control.
+  enum class UnparkOrder { together, parked_then_credit };
+  UnparkOrder unpark_order = UnparkOrder::together;
+  /// A test hook run by a woken thread right after it has lowered the parked count (in
+  /// parked_then_credit, before it gives back the credit). Empty in production.
+  std::function<void()> after_unpark_step;
+
+  /// FOR TESTS ONLY. false: a thread's non-blocking lane poll only looks (MSG_PEEK) and
+  /// leaves pokes for the parked thread they were sent for, so a test can see the unpark
+  /// race without chapter 02's stolen-credit hole in front of it (a busy thread then sees a
+  /// pill only when it next parks). true (the default) keeps chapter 02's design, hole and all.
+  bool lane_poll_takes_pokes = true;
+
+  /// The order of the loop's two steps before it waits (raise its flag, re-check the
+  /// completion ring). Only announce_then_recheck is correct; the reverse is the loop
+  /// side's negative control.
+  enum class LoopOrder { announce_then_recheck, recheck_then_announce };
+  LoopOrder loop_order = LoopOrder::announce_then_recheck;
+  /// A test hook run on the loop thread between those two steps. Empty in production.
+  std::function<void()> between_loop_wait_steps;
 };
 
 /// The chapter 02 pool, as the seed first built it: one lane (a job ring shared by all the
@@ -48,13 +72,26 @@ struct RingPoolOptions {
 ///   pool thread: announce parked → fence → re-check the ring → block in recv
 ///   submit:      push the job    → fence → read the parked count → poke if it exceeds
 ///                                          the wakes already in flight
-///   loop:        raise its flag  → fence → re-check the completion ring → epoll_wait
+///   loop:        raise its flag  → fence → re-check the completion ring (and push what
+///                                          its backlog holds, if the job ring has room)
+///                                          → epoll_wait
 ///   complete:    push the frame  → fence → read the flag → poke if it was raised
-/// In each pair at least one side sees the other's store, so no wake is lost.
+///   (a job dropped unrun: pop    → fence → read the flag → poke if it was raised)
+/// In each pair at least one side sees the other's store, so no wake is lost. A full job
+/// ring rides on the second protocol: every pop that makes room is followed, on the same
+/// thread, by a frame or a drop and its fence, so a loop that found no room is poked when
+/// the job that made it ends; meanwhile the ring still holds capacity - 1 jobs for the threads.
+///
+/// The parked count and the wakes in flight share one atomic word, so a waker reads a
+/// consistent pair and a woken thread leaves both in one step (UnparkOrder).
 ///
 /// Known hole, left in on purpose (chapter 03): a woken thread polls the shared lane socket
 /// on its way back to the ring and can consume the wake sent for a sibling. The sibling
 /// stays parked while a job waits in the ring.
+///
+/// Shutdown: stop(deadline) runs what was submitted until the deadline, then drops what
+/// has not started and lets go of threads stuck in a handler (pool/handler_slot.h); what
+/// those threads touch lives in a core they share, so it outlives the pool.
 class RingPool final : public HandlerPool {
  public:
   RingPool(const PoolConfig& config, RingPoolOptions options = {});
@@ -65,41 +102,25 @@ class RingPool final : public HandlerPool {
   void submit(Job* job) override;
   bool ready_to_wait() override;
   void after_wait() override;
-  void stop() override;
+  std::size_t stop(std::int64_t deadline_ns) override;
 
   /// Threads currently announced parked (for tests and the harness).
-  int parked() const noexcept { return parked_.load(std::memory_order_relaxed); }
+  int parked() const noexcept;
   /// Whether the loop has raised its flag to wait (for tests: a snapshot, ordered by nothing).
-  bool loop_waiting() const noexcept { return loop_waiting_.load(std::memory_order_relaxed); }
+  bool loop_waiting() const noexcept;
 
  private:
-  enum : std::uint64_t { kPoke = 1, kPill = 2 };
+  struct Core;
   struct Endpoint final : loop::IoHandler {
     RingPool* pool = nullptr;
     void on_io(std::uint32_t) override { pool->drain_loop_pokes(); }
   };
-  void thread_main(stats::ThreadStats& stats);
-  bool poll_lane(stats::ThreadStats& stats);
-  Job* park(stats::ThreadStats& stats, bool& pill);
-  void run(stats::ThreadStats& stats, Job* job);
-  void complete(stats::ThreadStats& stats, Frame* frame);
-  void wake_one_if_parked(stats::ThreadStats& stats);
   void flush_backlog();
   void drain_completions();
   void drain_loop_pokes();
 
   PoolConfig config_;
-  RingPoolOptions options_;
-  sync::MpmcRing<Job*> jobs_;
-  sync::MpmcRing<Frame*> done_;
-  net::Fd lane_loop_, lane_pool_;  // pokes and pills: loop → pool threads
-  net::Fd done_loop_, done_pool_;  // pokes: pool threads → loop
-  // Each word is written by one side and read by the other on every hand-off: keep each
-  // on its own cache line so the two do not falsely share.
-  alignas(64) std::atomic<int> parked_{0};           // threads that announced they will block
-  alignas(64) std::atomic<int> wakes_in_flight_{0};  // pokes sent to the lane, not yet taken
-  alignas(64) std::atomic<bool> loop_waiting_{false};
-  alignas(64) std::atomic<int> running_{0};
+  std::shared_ptr<Core> core_;  // what the threads touch: shared, so a let-go thread keeps it
   loop::Reactor* reactor_ = nullptr;
   FrameSink* sink_ = nullptr;
   stats::ThreadStats* loop_stats_ = nullptr;

@@ -86,7 +86,8 @@ void Worker::run() {
     if (now_ns_ >= next_sweep_ns_) sweep();
     closed_.clear();
   }
-  if (pool_) pool_->stop();  // every thread takes its pill; frames for closed connections drop
+  if (pool_)
+    pool_->stop(pool::HandlerPool::kNoDeadline);  // every thread takes its pill; frames for closed connections drop
   closed_.clear();
   loop_stats_.detach_current_thread();
 }

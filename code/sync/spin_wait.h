@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "stats/thread_cpu.h"
+#include "stats/thread_stats.h"
 
 namespace handoff::sync {
 
@@ -26,9 +27,10 @@ inline void cpu_relax() noexcept {
 }
 
 /// Call `try_once` until it returns true or the budget is spent. Returns whether it caught.
-/// The cost is CPU: up to spin_ns per call, on the clock of the spinning thread.
+/// The cost is CPU: up to spin_ns per call, on the clock of the spinning thread, and one
+/// sched_yield per miss past yield_after_ns, counted as a syscall in `counts` if given.
 template <class TryOnce>
-bool spin_until(const SpinPolicy& policy, TryOnce&& try_once) {
+bool spin_until(const SpinPolicy& policy, TryOnce&& try_once, stats::ThreadStats* counts = nullptr) {
   if (policy.spin_ns <= 0) return false;
   const std::int64_t start = stats::monotonic_ns();
   for (;;) {
@@ -37,6 +39,7 @@ bool spin_until(const SpinPolicy& policy, TryOnce&& try_once) {
     if (elapsed >= policy.spin_ns) return false;
     if (elapsed >= policy.yield_after_ns) {
       std::this_thread::yield();
+      if (counts != nullptr) counts->add(stats::Counter::syscalls);
     } else {
       cpu_relax();
     }

@@ -3,6 +3,7 @@
 
 #include <chrono>
 #include <map>
+#include <memory>
 #include <string>
 #include <thread>
 #include <vector>
@@ -19,9 +20,11 @@ using namespace std::chrono_literals;
 struct Collector final : FrameSink {
   std::map<std::uint64_t, std::vector<Frame::Kind>> kinds;
   std::map<std::uint64_t, std::string> bodies;
+  std::map<std::uint64_t, int> statuses;  ///< of each whole answer or stream head
   std::size_t ends = 0;
   void on_frame(Frame& f) override {
     kinds[f.seq].push_back(f.kind);
+    if (f.kind == Frame::Kind::whole || f.kind == Frame::Kind::stream_head) statuses[f.seq] = f.response.status;
     bodies[f.seq] += f.response.body;
     if (f.kind == Frame::Kind::end || f.kind == Frame::Kind::whole || f.kind == Frame::Kind::abort) ++ends;
   }
@@ -42,8 +45,11 @@ inline const http::Handler kWhole = [](const http::Request&, http::Responder& ou
   out.send(http::Response{200, "text/plain", {}, "x"});
 };
 
-inline Job* make_job(std::uint64_t seq, const http::Handler& h) {
-  auto* j = new Job{7, seq, {}, &h, nullptr};
+/// stop()'s deadline for tests that mean "run everything".
+constexpr std::int64_t kNoDeadline = HandlerPool::kNoDeadline;
+
+inline Job* make_job(std::uint64_t seq, const http::Handler& h, std::shared_ptr<JobTicket> ticket = nullptr) {
+  auto* j = new Job{7, seq, {}, &h, std::move(ticket)};
   j->request.target = "/job" + std::to_string(seq);
   return j;
 }
@@ -61,19 +67,28 @@ struct Rig {
   explicit Rig(int threads, Args&&... args) : pool(PoolConfig{0, threads}, std::forward<Args>(args)...) {
     pool.bind(reactor, sink, registry, loop_stats);
   }
+  std::size_t polls = 0;  ///< turns on which ready_to_wait() said not to block (the loop's loop_polls)
+
   /// One loop turn: announce, wait (at most `wait_ms`), deliver.
   void turn(int wait_ms = 100) {
-    reactor.poll(pool.ready_to_wait() ? wait_ms : 0);
+    const bool ready = pool.ready_to_wait();
+    if (!ready) ++polls;
+    reactor.poll(ready ? wait_ms : 0);
     pool.after_wait();
+  }
+  /// Turn (waiting at most `wait_ms` each) until `pred()` holds or `limit` passes; true if it did.
+  template <class Pred>
+  bool turn_until(Pred pred, std::chrono::milliseconds limit, int wait_ms = 10) {
+    const auto deadline = std::chrono::steady_clock::now() + limit;
+    while (!pred()) {
+      if (std::chrono::steady_clock::now() >= deadline) return false;
+      turn(wait_ms);
+    }
+    return true;
   }
   /// Turn until `ends` answers have completed or `limit` passes; true if they did.
   bool run_until(std::size_t ends, std::chrono::milliseconds limit = 10s) {
-    const auto deadline = std::chrono::steady_clock::now() + limit;
-    while (sink.ends < ends) {
-      if (std::chrono::steady_clock::now() >= deadline) return false;
-      turn(10);
-    }
-    return true;
+    return turn_until([&] { return sink.ends >= ends; }, limit);
   }
   /// The sum of one counter over the pool threads.
   std::uint64_t pool_counter(stats::Counter c) {
