@@ -50,6 +50,7 @@ Worker::Worker(const ServerOptions& options, int index, const app::Router& route
       pool_(std::move(pool)),
       listener_(std::move(listener)),
       stop_fd_(::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)),
+      clock_(stats::monotonic_ns),
       sweep_interval_ns_(std::clamp<std::int64_t>(
           std::min(options.header_timeout_ms, options.idle_timeout_ms) * kMsToNs / 4, 5 * kMsToNs, 1000 * kMsToNs)) {
   if (!stop_fd_) throw std::system_error(errno, std::generic_category(), "eventfd");
@@ -68,29 +69,47 @@ void Worker::request_stop() noexcept {
 
 // [worker.run]
 void Worker::run() {
+  start_loop();
+  while (run_turn()) {
+  }
+  finish_loop();
+}
+
+bool Worker::run_turn() {
+  if (draining_ && connections_.empty()) return false;
+  int timeout = wait_timeout_ms();
+  if (pool_ && !pool_->ready_to_wait()) timeout = 0;
+  loop_stats_.add(timeout == 0 ? stats::Counter::loop_polls : stats::Counter::loop_waits);
+  reactor_.poll(timeout);
+  now_ns_ = clock_();
+  date_.refresh();
+  if (pool_) pool_->after_wait();
+  if (now_ns_ >= next_sweep_ns_) sweep();
+  closed_.clear();
+  return true;
+}
+// [worker.run]
+
+void Worker::start_loop() {
   loop_stats_.attach_current_thread();
-  now_ns_ = stats::monotonic_ns();
+  now_ns_ = clock_();
   next_sweep_ns_ = now_ns_ + sweep_interval_ns_;
-  reactor_.add(listener_.fd(), EPOLLIN, &accept_cb_);
+  if (listener_.fd() >= 0) reactor_.add(listener_.fd(), EPOLLIN, &accept_cb_);
   reactor_.add(stop_fd_.get(), EPOLLIN, &stop_cb_);
   if (pool_) pool_->bind(reactor_, *this, registry_, loop_stats_);
+}
 
-  while (!(draining_ && connections_.empty())) {
-    int timeout = wait_timeout_ms();
-    if (pool_ && !pool_->ready_to_wait()) timeout = 0;
-    loop_stats_.add(timeout == 0 ? stats::Counter::loop_polls : stats::Counter::loop_waits);
-    reactor_.poll(timeout);
-    now_ns_ = stats::monotonic_ns();
-    date_.refresh();
-    if (pool_) pool_->after_wait();
-    if (now_ns_ >= next_sweep_ns_) sweep();
-    closed_.clear();
-  }
+void Worker::finish_loop() {
   if (pool_) pool_->stop();  // every thread takes its pill; frames for closed connections drop
   closed_.clear();
   loop_stats_.detach_current_thread();
 }
-// [worker.run]
+
+std::uint64_t Worker::adopt(net::Fd fd) {
+  const std::uint64_t id = next_conn_id_++;
+  connections_.emplace(id, std::make_unique<Connection>(*this, std::move(fd), id, now_ns_));
+  return id;
+}
 
 int Worker::wait_timeout_ms() const {
   const std::int64_t until = next_sweep_ns_ - now_ns_;
@@ -101,12 +120,10 @@ void Worker::on_accept() {
   for (int i = 0; i < 64; ++i) {
     net::Fd fd;
     switch (listener_.accept(fd)) {
-      case net::Listener::Accept::ok: {
-        const std::uint64_t id = next_conn_id_++;
+      case net::Listener::Accept::ok:
         loop_stats_.add(stats::Counter::accepts);
-        connections_.emplace(id, std::make_unique<Connection>(*this, std::move(fd), id, now_ns_));
+        adopt(std::move(fd));
         break;
-      }
       case net::Listener::Accept::again:
         return;
       case net::Listener::Accept::out_of_fds:
@@ -162,7 +179,7 @@ void Worker::on_stop_requested() {
   draining_ = true;
   drain_deadline_ns_ = now_ns_ + options_.drain_timeout_ms * kMsToNs;
   next_sweep_ns_ = std::min(next_sweep_ns_, now_ns_ + 10 * kMsToNs);
-  if (accept_resume_ns_ == 0) reactor_.remove(listener_.fd(), &accept_cb_);
+  if (accept_resume_ns_ == 0 && listener_.fd() >= 0) reactor_.remove(listener_.fd(), &accept_cb_);
   listener_.close();
   std::vector<Connection*> all;
   all.reserve(connections_.size());

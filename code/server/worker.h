@@ -7,6 +7,7 @@
 #include <array>
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string_view>
@@ -26,13 +27,31 @@ namespace handoff::server {
 
 class Worker final : public pool::FrameSink {
  public:
-  /// `pool` may be null when options.dispatch is inline. The listener is already open.
+  /// `pool` may be null when options.dispatch is inline. The listener is already open, or
+  /// closed (`net::Listener{}`) for a worker fed only through adopt().
   Worker(const ServerOptions& options, int index, const app::Router& router, stats::Registry& registry,
          std::unique_ptr<pool::HandlerPool> pool, net::Listener listener);
   ~Worker();
 
-  /// The loop thread's body: returns once a requested stop has drained.
+  /// The loop thread's body: returns once a requested stop has drained. It is
+  /// start_loop(), run_turn() until it returns false, then finish_loop().
   void run();
+
+  // The seam a whole-connection test or fuzzer drives the loop through, on one thread:
+  // start_loop(), then adopt() sockets and run_turn() as it likes, then finish_loop().
+  /// Register the listener (if open), the stop channel and the pool with the reactor.
+  void start_loop();
+  /// One turn: wait for events (at most until the next timer), handle them, sweep the
+  /// timeouts when due. Returns false once a requested stop has drained.
+  bool run_turn();
+  /// Stop the pool and release what the last turn closed. Call once, after the last turn.
+  void finish_loop();
+  /// Serve an already-connected stream socket (e.g. one end of a socketpair) as a
+  /// connection, as if the listener had accepted it. Returns its connection id.
+  std::uint64_t adopt(net::Fd fd);
+  /// Replace the time source (monotonic nanoseconds; default stats::monotonic_ns) before
+  /// start_loop(), so a test can move time by hand.
+  void set_clock(std::function<std::int64_t()> clock) { clock_ = std::move(clock); }
   /// Ask the loop to drain and stop. Any thread; async-signal-safe (one eventfd write).
   void request_stop() noexcept;
 
@@ -73,6 +92,7 @@ class Worker final : public pool::FrameSink {
   std::unordered_map<std::uint64_t, std::unique_ptr<Connection>> connections_;
   std::vector<std::unique_ptr<Connection>> closed_;  // destroyed at the end of the turn
   std::uint64_t next_conn_id_ = 1;
+  std::function<std::int64_t()> clock_;
   std::int64_t now_ns_ = 0;
   std::int64_t next_sweep_ns_ = 0;
   std::int64_t sweep_interval_ns_;
