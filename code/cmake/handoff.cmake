@@ -1,8 +1,8 @@
 # The project's CMake vocabulary. A chapter says add_stage(), an exercise says
 # add_exercise(), a component test is one add_component_test() line. Every test gets a
-# label from {unit, stage, model, solution, exercise, bench-smoke} (adversarial stage tests
-# carry `adversarial` as well), a chapter tag, and a
-# TIMEOUT, so that a hang is a failure with a name rather than a stuck pipeline.
+# label from {unit, stage, model, solution, exercise, bench-smoke} (attacks on a stage are
+# `adversarial` as well), a chapter tag, and a TIMEOUT, so that a hang is a failure with
+# a name rather than a stuck pipeline.
 
 set(HANDOFF_TEST_TIMEOUT 60 CACHE STRING "Default CTest TIMEOUT, seconds, for every test")
 
@@ -89,86 +89,6 @@ function(add_stage nn slug)
   endforeach()
   _handoff_stage_tests(${nn} ${slug} ${bin} tests "stage;ch${nn}" ${_tests})
   _handoff_stage_tests(${nn} ${slug} ${bin} adversarial "stage;adversarial;ch${nn}" ${_attacks})
-endfunction()
-
-# add_exercise(), a component test is one add_component_test() line. Every test gets a
-# label from {unit, stage, model, solution, exercise, bench-smoke} (adversarial stage tests
-# carry `adversarial` as well), a chapter tag, and a
-# TIMEOUT, so that a hang is a failure with a name rather than a stuck pipeline.
-
-set(HANDOFF_TEST_TIMEOUT 60 CACHE STRING "Default CTest TIMEOUT, seconds, for every test")
-
-# Warnings and sanitizers for every target of ours (never for llhttp's generated C).
-function(handoff_target_defaults target)
-  target_compile_options(${target} PRIVATE -Wall -Wextra -Wpedantic)
-  if(HANDOFF_WERROR)
-    target_compile_options(${target} PRIVATE -Werror)
-  endif()
-endfunction()
-
-if(HANDOFF_SANITIZE)
-  string(REPLACE ";" "," _handoff_san "${HANDOFF_SANITIZE}")
-  add_compile_options(-fsanitize=${_handoff_san} -fno-omit-frame-pointer -fno-sanitize-recover=all)
-  add_link_options(-fsanitize=${_handoff_san})
-  # Tests that starve the process of descriptors read this: a sanitizer's runtime needs
-  # descriptors of its own (UBSan's vptr check opens /proc/self/maps) and misreports there.
-  add_compile_definitions(HANDOFF_SANITIZED=1)
-endif()
-
-# Register every TEST_CASE of a Catch2 binary as a CTest test with `labels` and the default
-# TIMEOUT. catch_discover_tests(PROPERTIES ...) flattens a list of labels and drops what
-# follows, so the properties are set by a small script CTest runs after the discovery.
-function(_handoff_discover target prefix labels)
-  catch_discover_tests(${target} TEST_PREFIX "${prefix}" TEST_LIST ${target}_TESTS)
-  set(script ${CMAKE_CURRENT_BINARY_DIR}/${target}_properties.cmake)
-  file(WRITE ${script}
-    "set_tests_properties(\${${target}_TESTS} PROPERTIES LABELS \"${labels}\" TIMEOUT ${HANDOFF_TEST_TIMEOUT})\n")
-  set_property(DIRECTORY APPEND PROPERTY TEST_INCLUDE_FILES ${script})
-endfunction()
-
-# add_component_test(<name> <source>... [LABELS <label>...] [CHAPTER <NN>])
-# One Catch2 binary over the library; each TEST_CASE becomes one CTest test.
-function(add_component_test name)
-  cmake_parse_arguments(ARG "" "CHAPTER" "LABELS" ${ARGN})
-  if(NOT ARG_LABELS)
-    set(ARG_LABELS unit)
-  endif()
-  add_executable(${name} ${ARG_UNPARSED_ARGUMENTS})
-  target_link_libraries(${name} PRIVATE handoff handoff_catch_main)
-  handoff_target_defaults(${name})
-  set(_labels ${ARG_LABELS})
-  if(ARG_CHAPTER)
-    list(APPEND _labels ch${ARG_CHAPTER})
-  endif()
-  _handoff_discover(${name} "${name}: " "${_labels}")
-endfunction()
-
-# add_stage(<NN> <slug> [EARLIER <chapter-dir>...]) inside chapters/NN-slug: builds the
-# stage binary `handoff-NN` from stage.cpp and its end-to-end tests from tests/*.cpp. The
-# tests find the binary through the HANDOFF_STAGE_BINARY definition. EARLIER names
-# earlier chapters whose end-to-end tests must keep passing against this stage: their
-# tests/*.cpp are compiled again against this binary (tests every stage forever).
-function(add_stage nn slug)
-  cmake_parse_arguments(ARG "" "" "EARLIER" ${ARGN})
-  set(bin handoff-${nn})
-  add_executable(${bin} stage.cpp)
-  target_link_libraries(${bin} PRIVATE handoff)
-  handoff_target_defaults(${bin})
-  set_target_properties(${bin} PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${PROJECT_BINARY_DIR}/bin)
-  file(GLOB _tests CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/tests/*.cpp)
-  foreach(earlier ${ARG_EARLIER})
-    file(GLOB _earlier CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/chapters/${earlier}/tests/*.cpp)
-    list(APPEND _tests ${_earlier})
-  endforeach()
-  if(_tests)
-    add_executable(${bin}-tests ${_tests})
-    target_link_libraries(${bin}-tests PRIVATE handoff handoff_testkit handoff_catch_main)
-    target_compile_definitions(${bin}-tests PRIVATE
-      HANDOFF_STAGE_BINARY="$<TARGET_FILE:${bin}>")
-    add_dependencies(${bin}-tests ${bin})
-    handoff_target_defaults(${bin}-tests)
-    _handoff_discover(${bin}-tests "${nn}-${slug}: " "stage;ch${nn}")
-  endif()
 endfunction()
 
 # add_exercise(<NN> <slug> STARTER <src>... SOLUTION <src>... TESTS <src>...)
