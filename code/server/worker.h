@@ -59,10 +59,17 @@ class Worker final : public pool::FrameSink {
   const ServerOptions& options() const noexcept { return options_; }
   loop::Reactor& reactor() noexcept { return reactor_; }
   std::string_view date() const noexcept { return date_.get(); }
-  std::int64_t now_ns() const noexcept { return now_ns_; }
+  /// The clock, read now: a deadline computed from a time read before the last wait
+  /// would be short by however long that wait lasted.
+  std::int64_t now_ns() const { return clock_(); }
   std::span<char> read_buffer() noexcept { return read_buffer_; }
   stats::ThreadStats& loop_stats() noexcept { return loop_stats_; }
   void dispatch(Connection& conn, std::uint64_t seq, http::Request&& request);
+  /// Whether a connection with `jobs_in_pool` jobs out may hand the pool another: at most
+  /// its fair share of twice the pool's threads among the connections with jobs out.
+  bool may_submit(int jobs_in_pool) const noexcept;
+  /// A connection's job sent its last frame; `conn_idle`: it has no other job out.
+  void job_finished(bool conn_idle) noexcept;
   void close(Connection& conn);
 
   void on_frame(pool::Frame& frame) override;
@@ -75,16 +82,19 @@ class Worker final : public pool::FrameSink {
   };
   void on_accept();
   void on_stop_requested();
-  void sweep();
+  void sweep(std::int64_t now);
   int wait_timeout_ms() const;
+  void run_inline(Connection& conn, std::uint64_t seq, const http::Request& request, const http::Handler& handler);
 
   const ServerOptions& options_;
   const app::Router& router_;
   stats::ThreadStats& loop_stats_;
   stats::Registry& registry_;
+  // Declared before the pool, so destroyed after it: the pool's destructor stops its
+  // threads and removes its descriptors from this reactor, which must still exist.
+  loop::Reactor reactor_;
   std::unique_ptr<pool::HandlerPool> pool_;
   net::Listener listener_;
-  loop::Reactor reactor_;
   net::Fd stop_fd_;  // eventfd: request_stop() → the loop
   Callback accept_cb_, stop_cb_;
   http::DateCache date_;
@@ -93,7 +103,7 @@ class Worker final : public pool::FrameSink {
   std::vector<std::unique_ptr<Connection>> closed_;  // destroyed at the end of the turn
   std::uint64_t next_conn_id_ = 1;
   std::function<std::int64_t()> clock_;
-  std::int64_t now_ns_ = 0;
+  int busy_connections_ = 0;  // connections with at least one job in the pool
   std::int64_t next_sweep_ns_ = 0;
   std::int64_t sweep_interval_ns_;
   std::int64_t accept_resume_ns_ = 0;  // accepting paused until then (out of descriptors)

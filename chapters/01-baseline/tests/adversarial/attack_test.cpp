@@ -56,7 +56,7 @@ void served(int port) {
 }
 }  // namespace
 
-TEST_CASE("stage 01: slow heads on many connections are cut at the header timeout; others are served",
+TEST_CASE("stage 01: slow heads on many connections are cut at the header timeout while others are served",
           "[stage][adversarial][ch01]") {
   StageProcess stage(HANDOFF_STAGE_BINARY, attack_args("inline", {"--header-timeout-ms", "300"}));
   std::vector<std::unique_ptr<Client>> slow;
@@ -156,7 +156,7 @@ TEST_CASE("stage 01: a saturated pool still answers routes that never block at o
   }
 }
 
-TEST_CASE("stage 01: SIGTERM under pipelined load answers whole or closes; it never truncates",
+TEST_CASE("stage 01: SIGTERM under pipelined load answers whole or closes, and never truncates",
           "[stage][adversarial][ch01]") {
   const std::string dispatch = GENERATE("inline", "pool");
   StageProcess stage(HANDOFF_STAGE_BINARY, attack_args(dispatch, {"--drain-timeout-ms", "2000"}));
