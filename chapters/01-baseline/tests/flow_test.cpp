@@ -196,3 +196,19 @@ TEST_CASE("stage 01: one connection's pipeline takes only its share of a busy po
   CHECK(r->status == 200);
   CHECK(elapsed_ms(start) < 500);  // behind a share of the queue, not all 40 jobs
 }
+
+TEST_CASE("stage 01: nothing is written after an answer that closes the connection", "[stage][ch01]") {
+  const std::string dispatch = GENERATE("inline", "pool");
+  StageProcess stage(HANDOFF_STAGE_BINARY, flow_args(dispatch));
+  Client c(stage.port());
+  // An HTTP/1.0 stream ends with the connection, so it cannot keep alive, even when asked;
+  // the request behind it is read, and must not be answered into that body.
+  c.send(
+      "GET /stream?chunks=3 HTTP/1.0\r\nConnection: keep-alive\r\n\r\nGET / HTTP/1.0\r\nConnection: "
+      "keep-alive\r\n\r\n");
+  auto r = c.read_response(3000ms);
+  REQUIRE(r);
+  CHECK(r->status == 200);
+  CHECK_FALSE(r->keep_alive);
+  CHECK(r->body == "chunk 0\nchunk 1\nchunk 2\n");
+}
