@@ -1,7 +1,8 @@
 // server/server: the whole server: N workers, their threads, and graceful shutdown
 // (chapter 01).
 // Role: open one listener per worker on a shared port, run each worker's loop on its own
-// thread, and stop them all without dropping a request that was read.
+// thread, and stop them all within the drain deadline, answering every request that was
+// read and finishes in time.
 #pragma once
 
 #include <chrono>

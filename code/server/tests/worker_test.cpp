@@ -133,6 +133,18 @@ TEST_CASE("worker: a handler that fails after its stream began ends it untermina
   CHECK(rig.registry.to_json().dump().find("\"handler_failures\":1") != std::string::npos);
 }
 
+TEST_CASE("worker: the loop counts the system calls a request costs it", "[worker][ch01]") {
+  testkit::Watchdog dog(10s, "syscall count");
+  Rig rig;
+  net::Fd client = rig.connect();
+  const auto syscalls = [&] { return rig.worker->loop_stats().get(stats::Counter::syscalls); };
+  const auto before = syscalls();
+  send_all(client.get(), "GET /ok HTTP/1.1\r\nHost: t\r\n\r\n");
+  const std::string got = rig.turn_until(client.get(), [](const std::string& s, bool) { return has(s, "\r\n\r\nok"); });
+  REQUIRE(has(got, "\r\n\r\nok"));
+  CHECK(syscalls() - before >= 3);  // at least an epoll_wait, a recv and a sendmsg
+}
+
 TEST_CASE("worker: the header timeout follows the injected clock", "[worker][ch01]") {
   testkit::Watchdog dog(10s, "fake clock");
   std::int64_t fake_now = 1'000'000'000;
