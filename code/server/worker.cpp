@@ -87,9 +87,9 @@ void Worker::run() {
   finish_loop();
 }
 
-bool Worker::run_turn() {
+bool Worker::run_turn(int max_wait_ms) {
   if (draining_ && connections_.empty()) return false;
-  int timeout = wait_timeout_ms();
+  int timeout = std::min(wait_timeout_ms(), max_wait_ms);
   if (pool_ && !pool_->ready_to_wait()) timeout = 0;
   loop_stats_.add(timeout == 0 ? stats::Counter::loop_polls : stats::Counter::loop_waits);
   loop_stats_.add(stats::Counter::syscalls);  // the epoll_wait

@@ -41,9 +41,10 @@ class Worker final : public pool::FrameSink {
   // start_loop(), then adopt() sockets and run_turn() as it likes, then finish_loop().
   /// Register the listener (if open), the stop channel and the pool with the reactor.
   void start_loop();
-  /// One turn: wait for events (at most until the next timer), handle them, sweep the
-  /// timeouts when due. Returns false once a requested stop has drained.
-  bool run_turn();
+  /// One turn: wait for events (at most until the next timer, and at most `max_wait_ms`;
+  /// 0 only looks), handle them, sweep the timeouts when due. Returns false once a
+  /// requested stop has drained.
+  bool run_turn(int max_wait_ms = 1000);
   /// Stop the pool and release what the last turn closed. Call once, after the last turn.
   void finish_loop();
   /// Serve an already-connected stream socket (e.g. one end of a socketpair) as a

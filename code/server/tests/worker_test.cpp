@@ -81,7 +81,7 @@ struct Rig {
     bool eof = false;
     const auto deadline = std::chrono::steady_clock::now() + limit;
     while (!done(got, eof) && std::chrono::steady_clock::now() < deadline) {
-      worker->run_turn();
+      worker->run_turn(10);
       char buf[4096];
       for (;;) {
         const ssize_t n = ::recv(client, buf, sizeof buf, 0);
