@@ -42,9 +42,9 @@ TEST_CASE("stage 01: a connection reads again once its output backlog drains", "
   StageProcess stage(HANDOFF_STAGE_BINARY, flow_args(dispatch));
   Client c(stage.port());
   const std::string stream = get("/stream?chunks=10000");
-  // Inline, 60 answers (~9.6 MB) back up the output far past the budget; the pool's path
+  // Inline, 40 answers (~6.4 MB) back up the output far past the budget; the pool's path
   // is the same code, checked more cheaply (the sanitizer runs pay for every chunk).
-  const int first = dispatch == "inline" ? 60 : 20, then = dispatch == "inline" ? 20 : 10;
+  const int first = dispatch == "inline" ? 40 : 20, then = dispatch == "inline" ? 20 : 10;
   c.send(repeat(stream, first));
   std::this_thread::sleep_for(600ms);
   c.send(repeat(stream, then));  // arrives while reading is paused: no new edge later
