@@ -33,16 +33,25 @@ http::Response text(std::string body, std::string type = "text/plain") {
 }  // namespace
 
 void add_demo_routes(Router& router, const stats::Registry& registry) {
-  router.add("GET", "/", [](const http::Request&, http::Responder& out) { out.send(text("Hello, World!")); });
+  // The first three and /stats never block: they run on the loop even in pool mode.
+  constexpr bool kNeverBlocks = true;
+  router.add(
+      "GET", "/", [](const http::Request&, http::Responder& out) { out.send(text("Hello, World!")); }, kNeverBlocks);
 
-  router.add("GET", "/json", [](const http::Request&, http::Responder& out) {
-    out.send(text(R"({"message":"Hello, World!"})", "application/json"));
-  });
+  router.add(
+      "GET", "/json",
+      [](const http::Request&, http::Responder& out) {
+        out.send(text(R"({"message":"Hello, World!"})", "application/json"));
+      },
+      kNeverBlocks);
 
-  router.add("POST", "/echo", [](const http::Request& req, http::Responder& out) {
-    const std::string* type = req.header("Content-Type");
-    out.send(text(req.body, type ? *type : "application/octet-stream"));
-  });
+  router.add(
+      "POST", "/echo",
+      [](const http::Request& req, http::Responder& out) {
+        const std::string* type = req.header("Content-Type");
+        out.send(text(req.body, type ? *type : "application/octet-stream"));
+      },
+      kNeverBlocks);
 
   router.add("GET", "/sleep", [](const http::Request& req, http::Responder& out) {
     const long ms = number(req, "ms", 0, 30'000);
@@ -69,9 +78,12 @@ void add_demo_routes(Router& router, const stats::Registry& registry) {
     out.end_stream();
   });
 
-  router.add("GET", "/stats", [&registry](const http::Request&, http::Responder& out) {
-    out.send(text(registry.to_json().dump(), "application/json"));
-  });
+  router.add(
+      "GET", "/stats",
+      [&registry](const http::Request&, http::Responder& out) {
+        out.send(text(registry.to_json().dump(), "application/json"));
+      },
+      kNeverBlocks);
 }
 
 }  // namespace handoff::app

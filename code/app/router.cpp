@@ -3,8 +3,8 @@
 
 namespace handoff::app {
 
-void Router::add(std::string method, std::string path, http::Handler handler) {
-  routes_.push_back({std::move(method), std::move(path), std::move(handler)});
+void Router::add(std::string method, std::string path, http::Handler handler, bool never_blocks) {
+  routes_.push_back({std::move(method), std::move(path), std::move(handler), never_blocks});
 }
 
 Router::Match Router::find(std::string_view method, std::string_view path) const {
@@ -12,9 +12,9 @@ Router::Match Router::find(std::string_view method, std::string_view path) const
   for (const Route& r : routes_) {
     if (r.path != path) continue;
     path_known = true;
-    if (r.method == method || (method == "HEAD" && r.method == "GET")) return {&r.handler, 200};
+    if (r.method == method || (method == "HEAD" && r.method == "GET")) return {&r.handler, 200, r.never_blocks};
   }
-  return {nullptr, path_known ? 405 : 404};
+  return {nullptr, path_known ? 405 : 404, false};
 }
 
 }  // namespace handoff::app

@@ -14,12 +14,15 @@ namespace handoff::app {
 class Router {
  public:
   /// Route `method` requests for exactly `path` (no patterns: the demo needs none).
-  /// A GET route also answers HEAD.
-  void add(std::string method, std::string path, http::Handler handler);
+  /// A GET route also answers HEAD. `never_blocks` promises that the handler neither
+  /// sleeps, nor waits on I/O, nor burns noticeable CPU: the server may then run it on
+  /// the loop thread even when handlers go to a pool.
+  void add(std::string method, std::string path, http::Handler handler, bool never_blocks = false);
 
   struct Match {
     const http::Handler* handler = nullptr;  ///< null when status is 404 or 405
     int status = 200;
+    bool never_blocks = false;
   };
   Match find(std::string_view method, std::string_view path) const;
 
@@ -28,6 +31,7 @@ class Router {
     std::string method;
     std::string path;
     http::Handler handler;
+    bool never_blocks;
   };
   std::vector<Route> routes_;
 };

@@ -1,7 +1,8 @@
 # The project's CMake vocabulary. A chapter says add_stage(), an exercise says
 # add_exercise(), a component test is one add_component_test() line. Every test gets a
-# label from {unit, stage, model, solution, exercise, bench-smoke}, a chapter tag, and a
-# TIMEOUT, so that a hang is a failure with a name rather than a stuck pipeline.
+# label from {unit, stage, model, solution, exercise, bench-smoke} (attacks on a stage are
+# `adversarial` as well), a chapter tag, and a TIMEOUT, so that a hang is a failure with
+# a name rather than a stuck pipeline.
 
 set(HANDOFF_TEST_TIMEOUT 60 CACHE STRING "Default CTest TIMEOUT, seconds, for every test")
 
@@ -51,10 +52,23 @@ function(add_component_test name)
 endfunction()
 
 # add_stage(<NN> <slug> [EARLIER <chapter-dir>...]) inside chapters/NN-slug: builds the
-# stage binary `handoff-NN` from stage.cpp and its end-to-end tests from tests/*.cpp. The
-# tests find the binary through the HANDOFF_STAGE_BINARY definition. EARLIER names
-# earlier chapters whose end-to-end tests must keep passing against this stage: their
-# tests/*.cpp are compiled again against this binary (tests every stage forever).
+# stage binary `handoff-NN` from stage.cpp and its end-to-end tests from tests/*.cpp, and
+# the attacks in tests/adversarial/*.cpp into a second test binary labelled `adversarial`
+# besides `stage`. The tests find the binary through the HANDOFF_STAGE_BINARY definition.
+# EARLIER names earlier chapters whose end-to-end tests must keep passing against this
+# stage: their tests are compiled again against this binary (tests every stage forever).
+function(_handoff_stage_tests nn slug bin suffix labels)
+  if(ARGN)
+    add_executable(${bin}-${suffix} ${ARGN})
+    target_link_libraries(${bin}-${suffix} PRIVATE handoff handoff_testkit handoff_catch_main)
+    target_compile_definitions(${bin}-${suffix} PRIVATE
+      HANDOFF_STAGE_BINARY="$<TARGET_FILE:${bin}>")
+    add_dependencies(${bin}-${suffix} ${bin})
+    handoff_target_defaults(${bin}-${suffix})
+    _handoff_discover(${bin}-${suffix} "${nn}-${slug}: " "${labels}")
+  endif()
+endfunction()
+
 function(add_stage nn slug)
   cmake_parse_arguments(ARG "" "" "EARLIER" ${ARGN})
   set(bin handoff-${nn})
@@ -62,20 +76,19 @@ function(add_stage nn slug)
   target_link_libraries(${bin} PRIVATE handoff)
   handoff_target_defaults(${bin})
   set_target_properties(${bin} PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${PROJECT_BINARY_DIR}/bin)
-  file(GLOB _tests CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/tests/*.cpp)
-  foreach(earlier ${ARG_EARLIER})
-    file(GLOB _earlier CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/chapters/${earlier}/tests/*.cpp)
-    list(APPEND _tests ${_earlier})
+  set(_tests "")
+  set(_attacks "")
+  foreach(dir ${CMAKE_CURRENT_SOURCE_DIR} ${ARG_EARLIER})
+    if(NOT IS_ABSOLUTE ${dir})
+      set(dir ${PROJECT_SOURCE_DIR}/chapters/${dir})
+    endif()
+    file(GLOB _found CONFIGURE_DEPENDS ${dir}/tests/*.cpp)
+    list(APPEND _tests ${_found})
+    file(GLOB _found CONFIGURE_DEPENDS ${dir}/tests/adversarial/*.cpp)
+    list(APPEND _attacks ${_found})
   endforeach()
-  if(_tests)
-    add_executable(${bin}-tests ${_tests})
-    target_link_libraries(${bin}-tests PRIVATE handoff handoff_testkit handoff_catch_main)
-    target_compile_definitions(${bin}-tests PRIVATE
-      HANDOFF_STAGE_BINARY="$<TARGET_FILE:${bin}>")
-    add_dependencies(${bin}-tests ${bin})
-    handoff_target_defaults(${bin}-tests)
-    _handoff_discover(${bin}-tests "${nn}-${slug}: " "stage;ch${nn}")
-  endif()
+  _handoff_stage_tests(${nn} ${slug} ${bin} tests "stage;ch${nn}" ${_tests})
+  _handoff_stage_tests(${nn} ${slug} ${bin} adversarial "stage;adversarial;ch${nn}" ${_attacks})
 endfunction()
 
 # add_exercise(<NN> <slug> STARTER <src>... SOLUTION <src>... TESTS <src>...

@@ -13,14 +13,18 @@
 namespace handoff::server {
 
 namespace {
-constexpr std::size_t kMaxQueuedOutput = 1 << 20;     // pause reading above this much unsent
 constexpr std::int64_t kLingerNs = 2'000'000'000;     // how long a closing socket drains input
 constexpr std::int64_t kDrainLingerNs = 100'000'000;  // the same while the server stops
 constexpr std::int64_t kMsToNs = 1'000'000;
 }  // namespace
 
 Connection::Connection(Worker& worker, net::Fd fd, std::uint64_t id, std::int64_t now_ns)
-    : worker_(worker), fd_(std::move(fd)), id_(id), parser_(worker.options().limits), last_activity_ns_(now_ns) {
+    : worker_(worker),
+      fd_(std::move(fd)),
+      id_(id),
+      parser_(worker.options().limits),
+      ticket_(std::make_shared<pool::JobTicket>()),
+      last_activity_ns_(now_ns) {
   worker_.reactor().add(fd_.get(), EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET, this);
 }
 
@@ -32,42 +36,51 @@ void Connection::on_io(std::uint32_t events) {
   }
   if (events & EPOLLOUT) writable_ = true;
   if (events & EPOLLRDHUP) peer_shut_write_ = true;
-  if (events & (EPOLLIN | EPOLLRDHUP)) {
-    readable_ = true;
-    read_some();
-  }
+  if (events & (EPOLLIN | EPOLLRDHUP)) readable_ = true;
+  pump();
   if (!closed_ && writable_ && !outq_.empty()) flush();
 }
 
-bool Connection::wants_to_read() const {
+// Dispatching one more request is allowed while the pipeline has room, the answers held
+// here are within budget, and the pool holds no more than this connection's share.
+bool Connection::may_dispatch() const {
+  return exchanges_.size() < static_cast<std::size_t>(worker_.options().max_pipeline) &&
+         out_bytes_ + held_bytes_ <= static_cast<std::size_t>(pool::JobTicket::kUnsentBudget) &&
+         worker_.may_submit(jobs_in_pool_);
+}
+
+bool Connection::wants_to_read() {
   if (lingering_) return true;
   if (peer_closed_ || close_after_flush_ || rejected_ || parser_.stopped()) return false;
   if (draining_ && !parser_.request_in_progress()) return false;
-  return exchanges_.size() < static_cast<std::size_t>(worker_.options().max_pipeline) && out_bytes_ < kMaxQueuedOutput;
+  return parser_.ready().empty() && may_dispatch();
 }
 
-bool Connection::idle() const { return exchanges_.empty() && outq_.empty() && !parser_.request_in_progress(); }
+bool Connection::idle() {
+  return exchanges_.empty() && outq_.empty() && parser_.ready().empty() && !parser_.request_in_progress();
+}
 
 // [connection.read]
-void Connection::read_some() {
-  if (in_read_) return;  // an inline handler's answer got here from inside this loop
-  in_read_ = true;
+void Connection::pump() {
+  if (pumping_ || closed_) return;  // an inline handler's answer got here from inside this loop
+  pumping_ = true;
   auto buffer = worker_.read_buffer();
-  while (readable_ && wants_to_read() && !closed_) {
+  for (;;) {
+    dispatch_ready();
+    if (closed_ || !readable_ || !wants_to_read()) break;
     const ssize_t n = ::recv(fd_.get(), buffer.data(), buffer.size(), 0);
+    worker_.loop_stats().add(stats::Counter::syscalls);
     if (n > 0) {
       // A short read drained the socket: the next arrival raises a new edge. Not so once
       // the peer has shut its side: its EOF raised the edge already, so read on to it.
       if (static_cast<std::size_t>(n) < buffer.size() && !peer_shut_write_) readable_ = false;
       last_activity_ns_ = worker_.now_ns();
-      if (lingering_) continue;  // our side is closed: discard until the peer's EOF
-      parser_.feed({buffer.data(), static_cast<std::size_t>(n)});
-      process_requests();
+      if (!lingering_) parser_.feed({buffer.data(), static_cast<std::size_t>(n)});  // else discard
       continue;
     }
     readable_ = false;
     if (n == 0) {
-      if (lingering_ || (exchanges_.empty() && outq_.empty())) {
+      if (lingering_ || (exchanges_.empty() && outq_.empty() && parser_.ready().empty())) {
         close_now();
       } else {
         peer_closed_ = true;  // half-closed: answer what was read, then close
@@ -78,18 +91,14 @@ void Connection::read_some() {
       close_now();
     }
   }
-  in_read_ = false;
+  pumping_ = false;
 }
 
-// Reading pauses (pipeline full, output backed up, draining) without telling epoll; when
-// the reason goes away, input that arrived meanwhile raised no new edge, so read it now.
-void Connection::resume_reading() {
-  if (!closed_ && readable_ && wants_to_read()) read_some();
-}
-
-void Connection::process_requests() {
+// One request at a time, each only while may_dispatch() allows: so a single read of many
+// small pipelined requests cannot start more work than the limits say.
+void Connection::dispatch_ready() {
   auto& ready = parser_.ready();
-  while (!ready.empty() && !closed_) {
+  while (!ready.empty() && !closed_ && !close_after_flush_ && !lingering_ && may_dispatch()) {
     http::Request request = std::move(ready.front());
     ready.pop_front();
     const std::uint64_t seq = next_seq_++;
@@ -97,15 +106,16 @@ void Connection::process_requests() {
     continue_pending_ = false;  // the body it was for has arrived
     worker_.dispatch(*this, seq, std::move(request));
   }
-  if (closed_) return;
+  // What follows concerns the bytes after the last complete request: only once every
+  // request before them has been dispatched.
+  if (closed_ || close_after_flush_ || lingering_ || !ready.empty()) return;
   if (parser_.error_status() != 0) {
     reject(parser_.error_status(), parser_.error_reason());
     return;
   }
   if (parser_.take_expect_continue()) {
     if (exchanges_.empty()) {
-      outq_.emplace_back(http::k100Continue);
-      out_bytes_ += http::k100Continue.size();
+      queue_out(std::string(http::k100Continue));
       flush();
     } else {
       continue_pending_ = true;
@@ -120,7 +130,8 @@ void Connection::process_requests() {
 // [connection.read]
 
 void Connection::reject(int status, std::string_view reason) {
-  rejected_ = true;  // nothing after this is read: the answer ends the connection
+  if (rejected_) return;  // one error answer per connection
+  rejected_ = true;       // nothing after this is read: the answer ends the connection
   const std::uint64_t seq = next_seq_++;
   exchanges_.push_back(Exchange{seq, false, false, 1, false, false, {}});
   http::Response r;
@@ -137,7 +148,8 @@ void Connection::apply(std::uint64_t seq, pool::Frame::Kind kind, http::Response
   Exchange& ex = exchanges_[index];
   if (ex.done) return;
   // Under drain the last exchange says Connection: close; earlier ones may keep alive.
-  const bool keep_alive = ex.keep_alive && !(draining_ && index + 1 == exchanges_.size());
+  const bool last = index + 1 == exchanges_.size() && parser_.ready().empty();
+  const bool keep_alive = ex.keep_alive && !(draining_ && last);
   const std::string_view date = worker_.date();
   std::string bytes;
   switch (kind) {
@@ -183,41 +195,80 @@ void Connection::apply(std::uint64_t seq, pool::Frame::Kind kind, http::Response
   if (index == 0) {
     advance();
     flush();
-    resume_reading();
   }
+  pump();  // an exchange finished, or the answers held shrank: dispatch and reading may resume
+}
+
+void Connection::apply_pooled(pool::Frame& frame) {
+  // The pool thread counted this body in the ticket before it sent the frame; from here
+  // on emit() counts the bytes the connection holds instead.
+  count_unsent(-static_cast<std::int64_t>(frame.response.body.size()));
+  const bool last = frame.kind == pool::Frame::Kind::whole || frame.kind == pool::Frame::Kind::end ||
+                    frame.kind == pool::Frame::Kind::abort;
+  if (last) {
+    --jobs_in_pool_;
+    worker_.job_finished(jobs_in_pool_ == 0);
+  }
+  apply(frame.seq, frame.kind, std::move(frame.response));
 }
 
 void Connection::emit(Exchange& ex, std::string&& bytes) {
   if (ex.seq == exchanges_.front().seq) {
-    out_bytes_ += bytes.size();
-    outq_.push_back(std::move(bytes));
+    queue_out(std::move(bytes));
   } else {
+    held_bytes_ += bytes.size();
+    count_unsent(static_cast<std::int64_t>(bytes.size()));
     ex.held.push_back(std::move(bytes));
   }
 }
 
+void Connection::queue_out(std::string&& bytes) {
+  out_bytes_ += bytes.size();
+  count_unsent(static_cast<std::int64_t>(bytes.size()));
+  outq_.push_back(std::move(bytes));
+}
+
+void Connection::count_unsent(std::int64_t delta) noexcept {
+  // relaxed: a budget figure; a pool thread that reads it late only waits (or writes) a
+  // little longer. It orders no other data: the bytes themselves travel in frames.
+  ticket_->unsent_bytes.fetch_add(delta, std::memory_order_relaxed);
+}
+
 void Connection::advance() {
   while (!exchanges_.empty() && exchanges_.front().done) {
-    if (!exchanges_.front().keep_alive) close_after_flush_ = true;
+    const bool keep_alive = exchanges_.front().keep_alive;
     exchanges_.pop_front();
     worker_.loop_stats().add(stats::Counter::requests);
+    if (!keep_alive) {
+      // That answer said Connection: close, so no byte may follow it: drop the exchanges
+      // behind it unanswered, and tell the pool not to start their jobs.
+      close_after_flush_ = true;
+      for (Exchange& ex : exchanges_) {
+        for (const std::string& bytes : ex.held) count_unsent(-static_cast<std::int64_t>(bytes.size()));
+      }
+      held_bytes_ = 0;
+      exchanges_.clear();
+      ticket_->cancelled.store(true, std::memory_order_relaxed);  // relaxed: see JobTicket
+      return;
+    }
     if (exchanges_.empty()) break;
     for (std::string& bytes : exchanges_.front().held) {
-      out_bytes_ += bytes.size();
+      held_bytes_ -= bytes.size();
+      out_bytes_ += bytes.size();  // already counted in the ticket when it was held
       outq_.push_back(std::move(bytes));
     }
     exchanges_.front().held.clear();
   }
-  if (exchanges_.empty() && continue_pending_ && !close_after_flush_) {
+  if (exchanges_.empty() && continue_pending_) {
     continue_pending_ = false;
-    outq_.emplace_back(http::k100Continue);
-    out_bytes_ += http::k100Continue.size();
+    queue_out(std::string(http::k100Continue));
   }
 }
 // [connection.apply]
 
 // [connection.flush]
 void Connection::flush() {
+  bool wrote = false;
   while (!outq_.empty() && writable_) {
     iovec iov[64];
     int count = 0;
@@ -232,18 +283,21 @@ void Connection::flush() {
     // sendmsg rather than writev: MSG_NOSIGNAL turns a vanished peer into EPIPE instead
     // of a process-killing SIGPIPE, without touching process-wide signal state.
     const ssize_t n = ::sendmsg(fd_.get(), &msg, MSG_NOSIGNAL);
+    worker_.loop_stats().add(stats::Counter::syscalls);
     if (n < 0) {
       if (errno == EINTR) continue;
       if (errno == EAGAIN || errno == EWOULDBLOCK) {
         writable_ = false;  // the output edge resumes us
-        return;
+        break;
       }
       close_now();
       return;
     }
     last_activity_ns_ = worker_.now_ns();
+    wrote = true;
     std::size_t left = static_cast<std::size_t>(n);
     out_bytes_ -= left;
+    count_unsent(-static_cast<std::int64_t>(left));
     while (left > 0) {
       const std::size_t rest = outq_.front().size() - out_offset_;
       if (left < rest) {
@@ -255,11 +309,14 @@ void Connection::flush() {
       out_offset_ = 0;
     }
   }
-  if (!exchanges_.empty() || !outq_.empty()) return;
-  if (close_after_flush_) {
+  if (outq_.empty() && close_after_flush_) {
     start_lingering_close();
-  } else if (peer_closed_ || (draining_ && idle())) {
-    close_now();
+  } else if (outq_.empty() && peer_closed_ && exchanges_.empty() && parser_.ready().empty()) {
+    close_now();  // the client has shut its side and every answer is out
+  } else if (draining_ && idle()) {
+    start_lingering_close();  // input may still be arriving: a plain close would reset
+  } else if (wrote) {
+    pump();  // the backlog shrank: resume dispatch and reading (no new edge will say so)
   }
 }
 // [connection.flush]
@@ -268,23 +325,26 @@ void Connection::flush() {
 // the error response still in flight. So: shut our side, read and discard until the
 // peer's EOF or a short deadline, then close.
 void Connection::start_lingering_close() {
-  if (lingering_) return;
+  if (lingering_ || closed_) return;
   ::shutdown(fd_.get(), SHUT_WR);
+  worker_.loop_stats().add(stats::Counter::syscalls);
   lingering_ = true;
   linger_deadline_ns_ = worker_.now_ns() + (draining_ ? kDrainLingerNs : kLingerNs);
-  read_some();  // discard what was left unread; the peer's EOF closes us
+  pump();  // discard what was left unread; the peer's EOF closes us
 }
 
 void Connection::close_now() {
   if (closed_) return;
   closed_ = true;
+  // Jobs of this connection not yet started need not run: nobody will read their answers.
+  ticket_->cancelled.store(true, std::memory_order_relaxed);  // relaxed: see JobTicket
   worker_.close(*this);  // removes us from the reactor; we are destroyed after this turn
 }
 
 void Connection::begin_drain() {
   draining_ = true;
   if (lingering_) linger_deadline_ns_ = std::min(linger_deadline_ns_, worker_.now_ns() + kDrainLingerNs);
-  if (idle() && !lingering_) close_now();
+  if (idle()) start_lingering_close();
 }
 
 // [connection.sweep]
@@ -295,12 +355,15 @@ void Connection::sweep(std::int64_t now) {
     if (now >= linger_deadline_ns_) close_now();
     return;
   }
+  // A head is timed only while the server is willing to read it: while reading is paused
+  // (answers backed up, pipeline full, pool share used) its clock restarts.
+  if (head_started_ns_ != 0 && !wants_to_read()) head_started_ns_ = now;
   if (head_started_ns_ != 0 && now - head_started_ns_ > o.header_timeout_ms * kMsToNs) {
     reject(408, "the request head did not arrive in time");  // then close
     return;
   }
   if (now - last_activity_ns_ > o.idle_timeout_ms * kMsToNs) {
-    if (exchanges_.empty() && parser_.request_in_progress()) {
+    if (exchanges_.empty() && parser_.request_in_progress() && wants_to_read()) {
       reject(408, "the request body stopped arriving");
     } else if (idle() || !outq_.empty()) {
       close_now();  // an idle keep-alive connection, or a client that stopped reading

@@ -1,11 +1,13 @@
 // server/connection: one client connection on an event loop (chapter 01).
 // Role: read bytes into the request parser, hand each request to the worker, and write
 // the answers back in request order (pipelining), however many threads produced them and
-// in whatever order they finished; enforce the limits and timeouts; close cleanly.
+// in whatever order they finished; bound what one client can make the server hold;
+// enforce the limits and timeouts; close cleanly.
 #pragma once
 
 #include <cstdint>
 #include <deque>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -31,17 +33,35 @@ class Worker;
 /// keeps its own "readable" and "writable" flags: a short read means the input was drained
 /// (new data brings a new edge), and EAGAIN on send waits for the output edge. So a
 /// connection never calls epoll_ctl after it is added, and epoll never re-polls a socket
-/// that has nothing new, which level-triggered readiness would do on every wait.
+/// that has nothing new, which level-triggered readiness would do on every wait. Because
+/// no edge comes for input that arrived while reading was paused, every change that can
+/// lift a pause (an answer written, an exchange finished, a job back from the pool) calls
+/// pump(), which dispatches what was parsed and reads on while the connection wants to.
+///
+/// Flow control: requests are dispatched one at a time, each only while the connection
+/// has fewer than --max-pipeline exchanges open, holds at most JobTicket::kUnsentBudget
+/// bytes of answers it has not written, and has no more than its fair share of jobs in the
+/// pool; otherwise parsed requests wait in the parser and reading stops. So one client
+/// holds at most the budget plus one handler's answer per exchange in flight.
 class Connection final : public loop::IoHandler {
  public:
   Connection(Worker& worker, net::Fd fd, std::uint64_t id, std::int64_t now_ns);
 
   std::uint64_t id() const noexcept { return id_; }
   int fd() const noexcept { return fd_.get(); }
+  /// Shared with every job this connection hands to a pool (cancelled, unsent bytes).
+  const std::shared_ptr<pool::JobTicket>& ticket() const noexcept { return ticket_; }
+  /// Jobs handed to the pool whose last frame has not come back.
+  int jobs_in_pool() const noexcept { return jobs_in_pool_; }
   void on_io(std::uint32_t events) override;
 
   /// Apply one piece of exchange `seq`'s answer (from an inline handler or a pool frame).
   void apply(std::uint64_t seq, pool::Frame::Kind kind, http::Response&& response);
+  /// A job of this connection went to the pool.
+  void job_submitted() noexcept { ++jobs_in_pool_; }
+  /// Apply a frame from the pool: settle the bytes it carried in transit, and count the
+  /// job finished on its last frame.
+  void apply_pooled(pool::Frame& frame);
   /// Timeouts: header, idle, lingering close. Called by the worker's periodic sweep.
   void sweep(std::int64_t now_ns);
   /// The server is stopping: finish what was read, take nothing new, then close.
@@ -60,16 +80,18 @@ class Connection final : public loop::IoHandler {
     std::vector<std::string> held;  // bytes waiting for earlier exchanges to finish
   };
 
-  void read_some();
-  void process_requests();
+  void pump();
+  void dispatch_ready();
   void reject(int status, std::string_view reason);
   void emit(Exchange& ex, std::string&& bytes);
+  void queue_out(std::string&& bytes);
+  void count_unsent(std::int64_t delta) noexcept;
   void advance();
   void flush();
-  void resume_reading();
   void start_lingering_close();
-  bool wants_to_read() const;
-  bool idle() const;
+  bool may_dispatch() const;
+  bool wants_to_read();
+  bool idle();
 
   Worker& worker_;
   net::Fd fd_;
@@ -77,19 +99,22 @@ class Connection final : public loop::IoHandler {
   http::RequestParser parser_;
   std::deque<Exchange> exchanges_;
   std::uint64_t next_seq_ = 0;
-  std::deque<std::string> outq_;   // bytes ready to write, in order
-  std::size_t out_offset_ = 0;     // bytes of outq_.front() already written
-  std::size_t out_bytes_ = 0;      // bytes in outq_ not yet written
+  std::deque<std::string> outq_;  // bytes ready to write, in order
+  std::size_t out_offset_ = 0;    // bytes of outq_.front() already written
+  std::size_t out_bytes_ = 0;     // bytes in outq_ not yet written
+  std::size_t held_bytes_ = 0;    // bytes in every exchange's `held`
+  std::shared_ptr<pool::JobTicket> ticket_;
+  int jobs_in_pool_ = 0;
   bool readable_ = false;          // unread input may be waiting (edge-triggered: we track it)
   bool writable_ = true;           // the last send did not hit EAGAIN
-  bool in_read_ = false;           // read_some() is on the stack: do not re-enter it
+  bool pumping_ = false;           // pump() is on the stack: do not re-enter it
   bool peer_shut_write_ = false;   // EPOLLRDHUP seen: an EOF waits behind the data
   std::int64_t last_activity_ns_;  // last byte read or written
   std::int64_t head_started_ns_ = 0;
   std::int64_t linger_deadline_ns_ = 0;
   bool continue_pending_ = false;   // a 100 Continue is owed once earlier answers are out
   bool peer_closed_ = false;        // the client shut its side
-  bool close_after_flush_ = false;  // the last answer said Connection: close
+  bool close_after_flush_ = false;  // an answer said Connection: close: nothing follows it
   bool rejected_ = false;           // an error answer is queued; read no further
   bool lingering_ = false;          // our side is shut; discarding input until EOF
   bool draining_ = false;

@@ -35,6 +35,8 @@ void add_core_flags(CLI::App& app, ServerOptions& o) {
   app.add_option("--max-pipeline", o.max_pipeline, "requests in flight per connection before reading pauses")
       ->check(CLI::Range(1, 4096))
       ->capture_default_str();
+  app.add_flag("--pool-all-routes", o.pool_all_routes,
+               "dispatch=pool: hand routes that never block to the pool too (to price the hand-off)");
 }
 
 }  // namespace handoff::server

@@ -26,6 +26,7 @@ struct ServerOptions {
   int idle_timeout_ms = 60'000;    ///< an idle keep-alive connection closes after this
   int drain_timeout_ms = 10'000;   ///< graceful shutdown waits at most this for in-flight work
   int max_pipeline = 64;           ///< requests in flight per connection before reading pauses
+  bool pool_all_routes = false;    ///< pool mode: routes that never block go to the pool too
 };
 
 /// Add the core flags to `app`, writing into `options`.

@@ -5,6 +5,10 @@
 #include <signal.h>
 
 #include <cstdio>
+#include <cstdlib>
+#include <string>
+
+#include "stats/thread_stats.h"
 
 namespace handoff::server {
 
@@ -26,7 +30,16 @@ Server::~Server() {
 }
 
 void Server::start() {
-  for (auto& w : workers_) threads_.emplace_back([worker = w.get()] { worker->run(); });
+  for (auto& w : workers_) {
+    threads_.emplace_back([this, worker = w.get()] {
+      worker->run();
+      {
+        std::lock_guard lock(mu_);
+        ++finished_;
+      }
+      finished_cv_.notify_all();
+    });
+  }
 }
 
 void Server::stop() noexcept {
@@ -38,6 +51,26 @@ void Server::wait() {
     if (t.joinable()) t.join();
   }
 }
+
+int Server::wait_for(std::chrono::milliseconds limit) {
+  std::unique_lock lock(mu_);
+  const int all = static_cast<int>(threads_.size());
+  finished_cv_.wait_for(lock, limit, [&] { return finished_ == all; });
+  return all - finished_;
+}
+
+namespace {
+/// Past the drain deadline, how long the loops get to close what is left and return.
+constexpr std::chrono::milliseconds kExitGrace{250};
+
+/// The jobs every pool dropped unrun (their connection closed, or the deadline passed).
+unsigned long long jobs_abandoned(const stats::Registry& registry) {
+  unsigned long long total = 0;
+  const std::string name(stats::counter_name(stats::Counter::jobs_abandoned));
+  for (const auto& thread : registry.to_json()["threads"]) total += thread["counters"].value(name, 0ULL);
+  return total;
+}
+}  // namespace
 
 int run_until_signal(Server& server, const stats::Registry& registry) {
   // Block the signals before any thread starts, so every thread inherits the mask and
@@ -53,10 +86,19 @@ int run_until_signal(Server& server, const stats::Registry& registry) {
   int sig = 0;
   sigwait(&set, &sig);
   server.stop();
-  server.wait();
-  if (server.options().print_stats) {
-    std::fputs(registry.summary().c_str(), stderr);
+  const int busy = server.wait_for(std::chrono::milliseconds(server.options().drain_timeout_ms) + kExitGrace);
+  if (server.options().print_stats) std::fputs(registry.summary().c_str(), stderr);
+  if (busy > 0) {
+    // A loop still inside a handler (inline), or a pool that waits for its threads, would
+    // hold the process past the bound --drain-timeout-ms promises: leave them.
+    std::fprintf(stderr, "handoff: drain deadline passed: %d loop thread(s) still busy, %llu job(s) abandoned\n", busy,
+                 jobs_abandoned(registry));
+    std::fflush(stderr);
+    std::fflush(stdout);
+    std::_Exit(0);
   }
+  server.wait();
+  if (server.options().print_stats) std::fprintf(stderr, "jobs abandoned: %llu\n", jobs_abandoned(registry));
   return 0;
 }
 

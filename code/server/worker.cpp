@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
+#include <exception>
 #include <string>
 #include <system_error>
 
@@ -17,12 +19,18 @@ constexpr std::int64_t kMsToNs = 1'000'000;
 constexpr std::int64_t kAcceptBackoffNs = 100 * kMsToNs;
 
 /// The Responder of a handler running on the loop thread: it applies each call to the
-/// connection at once.
+/// connection at once, and remembers how far the answer got.
 class InlineResponder final : public http::Responder {
  public:
+  enum class State { nothing, streaming, answered };
   InlineResponder(Connection& conn, std::uint64_t seq) : conn_(conn), seq_(seq) {}
-  void send(http::Response r) override { conn_.apply(seq_, pool::Frame::Kind::whole, std::move(r)); }
+  State state() const noexcept { return state_; }
+  void send(http::Response r) override {
+    state_ = State::answered;
+    conn_.apply(seq_, pool::Frame::Kind::whole, std::move(r));
+  }
   void start_stream(int status, std::string content_type) override {
+    state_ = State::streaming;
     http::Response r;
     r.status = status;
     r.content_type = std::move(content_type);
@@ -33,11 +41,15 @@ class InlineResponder final : public http::Responder {
     r.body = std::move(data);
     conn_.apply(seq_, pool::Frame::Kind::chunk, std::move(r));
   }
-  void end_stream() override { conn_.apply(seq_, pool::Frame::Kind::end, {}); }
+  void end_stream() override {
+    state_ = State::answered;
+    conn_.apply(seq_, pool::Frame::Kind::end, {});
+  }
 
  private:
   Connection& conn_;
   std::uint64_t seq_;
+  State state_ = State::nothing;
 };
 }  // namespace
 
@@ -50,6 +62,7 @@ Worker::Worker(const ServerOptions& options, int index, const app::Router& route
       pool_(std::move(pool)),
       listener_(std::move(listener)),
       stop_fd_(::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)),
+      clock_(stats::monotonic_ns),
       sweep_interval_ns_(std::clamp<std::int64_t>(
           std::min(options.header_timeout_ms, options.idle_timeout_ms) * kMsToNs / 4, 5 * kMsToNs, 1000 * kMsToNs)) {
   if (!stop_fd_) throw std::system_error(errno, std::generic_category(), "eventfd");
@@ -68,53 +81,73 @@ void Worker::request_stop() noexcept {
 
 // [worker.run]
 void Worker::run() {
-  loop_stats_.attach_current_thread();
-  now_ns_ = stats::monotonic_ns();
-  next_sweep_ns_ = now_ns_ + sweep_interval_ns_;
-  reactor_.add(listener_.fd(), EPOLLIN, &accept_cb_);
-  reactor_.add(stop_fd_.get(), EPOLLIN, &stop_cb_);
-  if (pool_) pool_->bind(reactor_, *this, registry_, loop_stats_);
-
-  while (!(draining_ && connections_.empty())) {
-    int timeout = wait_timeout_ms();
-    if (pool_ && !pool_->ready_to_wait()) timeout = 0;
-    loop_stats_.add(timeout == 0 ? stats::Counter::loop_polls : stats::Counter::loop_waits);
-    reactor_.poll(timeout);
-    now_ns_ = stats::monotonic_ns();
-    date_.refresh();
-    if (pool_) pool_->after_wait();
-    if (now_ns_ >= next_sweep_ns_) sweep();
-    closed_.clear();
+  start_loop();
+  while (run_turn()) {
   }
-  if (pool_)
-    pool_->stop(pool::HandlerPool::kNoDeadline);  // every thread takes its pill; frames for closed connections drop
+  finish_loop();
+}
+
+bool Worker::run_turn(int max_wait_ms) {
+  if (draining_ && connections_.empty()) return false;
+  int timeout = std::min(wait_timeout_ms(), max_wait_ms);
+  if (pool_ && !pool_->ready_to_wait()) timeout = 0;
+  loop_stats_.add(timeout == 0 ? stats::Counter::loop_polls : stats::Counter::loop_waits);
+  loop_stats_.add(stats::Counter::syscalls);  // the epoll_wait
+  reactor_.poll(timeout);
+  date_.refresh();
+  if (pool_) pool_->after_wait();
+  const std::int64_t now = clock_();
+  if (now >= next_sweep_ns_) sweep(now);
   closed_.clear();
-  loop_stats_.detach_current_thread();
+  return true;
 }
 // [worker.run]
 
+void Worker::start_loop() {
+  loop_stats_.attach_current_thread();
+  next_sweep_ns_ = clock_() + sweep_interval_ns_;
+  if (listener_.fd() >= 0) reactor_.add(listener_.fd(), EPOLLIN, &accept_cb_);
+  reactor_.add(stop_fd_.get(), EPOLLIN, &stop_cb_);
+  if (pool_) pool_->bind(reactor_, *this, registry_, loop_stats_);
+}
+
+void Worker::finish_loop() {
+  // Every thread takes its pill. A drain that ran out of time stops the pool at the same
+  // deadline: jobs not started are abandoned, threads still inside a handler are let go.
+  if (pool_) pool_->stop(draining_ ? drain_deadline_ns_ : pool::HandlerPool::kNoDeadline);
+  closed_.clear();
+  loop_stats_.detach_current_thread();
+}
+
+std::uint64_t Worker::adopt(net::Fd fd) {
+  const std::uint64_t id = next_conn_id_++;
+  connections_.emplace(id, std::make_unique<Connection>(*this, std::move(fd), id, clock_()));
+  loop_stats_.add(stats::Counter::syscalls);  // its epoll_ctl(ADD)
+  return id;
+}
+
 int Worker::wait_timeout_ms() const {
-  const std::int64_t until = next_sweep_ns_ - now_ns_;
+  const std::int64_t until = next_sweep_ns_ - clock_();
   return static_cast<int>(std::clamp<std::int64_t>((until + kMsToNs - 1) / kMsToNs, 0, 1000));
 }
 
 void Worker::on_accept() {
   for (int i = 0; i < 64; ++i) {
     net::Fd fd;
-    switch (listener_.accept(fd)) {
-      case net::Listener::Accept::ok: {
-        const std::uint64_t id = next_conn_id_++;
+    const net::Listener::Accept result = listener_.accept(fd);
+    loop_stats_.add(stats::Counter::syscalls);  // the accept4
+    switch (result) {
+      case net::Listener::Accept::ok:
         loop_stats_.add(stats::Counter::accepts);
-        connections_.emplace(id, std::make_unique<Connection>(*this, std::move(fd), id, now_ns_));
+        adopt(std::move(fd));
         break;
-      }
       case net::Listener::Accept::again:
         return;
       case net::Listener::Accept::out_of_fds:
         // Readiness stays set while the backlog holds connections we cannot accept:
         // stop listening for a while instead of spinning on it.
         reactor_.remove(listener_.fd(), &accept_cb_);
-        accept_resume_ns_ = now_ns_ + kAcceptBackoffNs;
+        accept_resume_ns_ = clock_() + kAcceptBackoffNs;
         next_sweep_ns_ = std::min(next_sweep_ns_, accept_resume_ns_);
         return;
       case net::Listener::Accept::error:
@@ -133,23 +166,73 @@ void Worker::dispatch(Connection& conn, std::uint64_t seq, http::Request&& reque
     conn.apply(seq, pool::Frame::Kind::whole, std::move(r));
     return;
   }
-  if (options_.dispatch == Dispatch::inline_on_loop || !pool_) {
-    InlineResponder responder(conn, seq);
-    (*match.handler)(request, responder);
+  // A route that never blocks runs here even in pool mode: queued behind slow jobs it
+  // would wait for them, and it costs less than the hand-off would.
+  if (options_.dispatch == Dispatch::inline_on_loop || !pool_ || (match.never_blocks && !options_.pool_all_routes)) {
+    run_inline(conn, seq, request, *match.handler);
     return;
   }
-  pool_->submit(new pool::Job{conn.id(), seq, std::move(request), match.handler, nullptr});
+  if (conn.jobs_in_pool() == 0) ++busy_connections_;
+  conn.job_submitted();
+  pool_->submit(new pool::Job{conn.id(), seq, std::move(request), match.handler, conn.ticket()});
+}
+
+bool Worker::may_submit(int jobs_in_pool) const noexcept {
+  if (!pool_ || options_.dispatch == Dispatch::inline_on_loop || jobs_in_pool == 0) return true;
+  const int share = 2 * options_.blocking_threads / std::max(1, busy_connections_);
+  return jobs_in_pool < std::max(1, share);
+}
+
+void Worker::job_finished(bool conn_idle) noexcept {
+  if (conn_idle) --busy_connections_;
 }
 
 void Worker::on_frame(pool::Frame& frame) {
   const auto it = connections_.find(frame.conn_id);
   if (it == connections_.end()) return;  // the connection has gone: drop its answer
-  it->second->apply(frame.seq, frame.kind, std::move(frame.response));
+  it->second->apply_pooled(frame);
 }
 // [worker.dispatch]
 
+// A handler that throws, or returns without answering, must not end the process or leave
+// its exchange open for ever: answer 500, or, if its stream had begun, end the stream
+// unterminated and close (the client sees a truncated answer, never a false end).
+void Worker::run_inline(Connection& conn, std::uint64_t seq, const http::Request& request,
+                        const http::Handler& handler) {
+  InlineResponder responder(conn, seq);
+  std::string failure;
+  try {
+    handler(request, responder);
+    if (responder.state() != InlineResponder::State::answered) failure = "returned without answering";
+  } catch (const std::exception& e) {
+    failure = std::string("threw: ") + e.what();
+  } catch (...) {
+    failure = "threw a non-exception";
+  }
+  if (failure.empty()) return;
+  loop_stats_.add(stats::Counter::handler_failures);
+  std::fprintf(stderr, "handoff: handler for %s %s %s\n", request.method.c_str(), std::string(request.path()).c_str(),
+               failure.c_str());
+  switch (responder.state()) {
+    case InlineResponder::State::answered:
+      break;  // it threw after answering: the answer stands
+    case InlineResponder::State::streaming:
+      conn.apply(seq, pool::Frame::Kind::abort, {});
+      break;
+    case InlineResponder::State::nothing: {
+      http::Response r;
+      r.status = 500;
+      r.body = std::string(http::reason_phrase(500)) + "\n";
+      conn.apply(seq, pool::Frame::Kind::whole, std::move(r));
+      break;
+    }
+  }
+}
+
 void Worker::close(Connection& conn) {
+  if (conn.jobs_in_pool() > 0) --busy_connections_;  // its remaining frames will be dropped
   reactor_.remove(conn.fd(), &conn);
+  loop_stats_.add(stats::Counter::syscalls, 2);  // epoll_ctl(DEL), and the close when it is destroyed
   const auto it = connections_.find(conn.id());
   if (it == connections_.end()) return;
   closed_.push_back(std::move(it->second));
@@ -161,9 +244,11 @@ void Worker::on_stop_requested() {
   [[maybe_unused]] auto r = ::read(stop_fd_.get(), &n, sizeof n);
   if (draining_) return;
   draining_ = true;
-  drain_deadline_ns_ = now_ns_ + options_.drain_timeout_ms * kMsToNs;
-  next_sweep_ns_ = std::min(next_sweep_ns_, now_ns_ + 10 * kMsToNs);
-  if (accept_resume_ns_ == 0) reactor_.remove(listener_.fd(), &accept_cb_);
+  const std::int64_t now = clock_();  // not the time before this turn's wait: see now_ns()
+  drain_deadline_ns_ = now + options_.drain_timeout_ms * kMsToNs;
+  next_sweep_ns_ = std::min(next_sweep_ns_, now + 10 * kMsToNs);
+  if (accept_resume_ns_ == 0 && listener_.fd() >= 0) reactor_.remove(listener_.fd(), &accept_cb_);
+  accept_resume_ns_ = 0;  // accepting ends for good: no resume time may keep the loop polling
   listener_.close();
   std::vector<Connection*> all;
   all.reserve(connections_.size());
@@ -171,9 +256,9 @@ void Worker::on_stop_requested() {
   for (Connection* conn : all) conn->begin_drain();
 }
 
-void Worker::sweep() {
-  next_sweep_ns_ = now_ns_ + (draining_ ? 10 * kMsToNs : sweep_interval_ns_);
-  if (accept_resume_ns_ != 0 && now_ns_ >= accept_resume_ns_ && !draining_) {
+void Worker::sweep(std::int64_t now) {
+  next_sweep_ns_ = now + (draining_ ? 10 * kMsToNs : sweep_interval_ns_);
+  if (accept_resume_ns_ != 0 && now >= accept_resume_ns_) {
     accept_resume_ns_ = 0;
     reactor_.add(listener_.fd(), EPOLLIN, &accept_cb_);
   } else if (accept_resume_ns_ != 0) {
@@ -182,12 +267,12 @@ void Worker::sweep() {
   std::vector<Connection*> all;
   all.reserve(connections_.size());
   for (auto& [id, conn] : connections_) all.push_back(conn.get());
-  const bool force = draining_ && now_ns_ >= drain_deadline_ns_;
+  const bool force = draining_ && now >= drain_deadline_ns_;
   for (Connection* conn : all) {
     if (force) {
-      conn->close_now();
+      conn->close_now();  // the drain deadline: close what is left, answered or not
     } else {
-      conn->sweep(now_ns_);
+      conn->sweep(now);
     }
   }
 }

@@ -7,6 +7,7 @@
 #include <array>
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string_view>
@@ -26,13 +27,32 @@ namespace handoff::server {
 
 class Worker final : public pool::FrameSink {
  public:
-  /// `pool` may be null when options.dispatch is inline. The listener is already open.
+  /// `pool` may be null when options.dispatch is inline. The listener is already open, or
+  /// closed (`net::Listener{}`) for a worker fed only through adopt().
   Worker(const ServerOptions& options, int index, const app::Router& router, stats::Registry& registry,
          std::unique_ptr<pool::HandlerPool> pool, net::Listener listener);
   ~Worker();
 
-  /// The loop thread's body: returns once a requested stop has drained.
+  /// The loop thread's body: returns once a requested stop has drained. It is
+  /// start_loop(), run_turn() until it returns false, then finish_loop().
   void run();
+
+  // The seam a whole-connection test or fuzzer drives the loop through, on one thread:
+  // start_loop(), then adopt() sockets and run_turn() as it likes, then finish_loop().
+  /// Register the listener (if open), the stop channel and the pool with the reactor.
+  void start_loop();
+  /// One turn: wait for events (at most until the next timer, and at most `max_wait_ms`;
+  /// 0 only looks), handle them, sweep the timeouts when due. Returns false once a
+  /// requested stop has drained.
+  bool run_turn(int max_wait_ms = 1000);
+  /// Stop the pool and release what the last turn closed. Call once, after the last turn.
+  void finish_loop();
+  /// Serve an already-connected stream socket (e.g. one end of a socketpair) as a
+  /// connection, as if the listener had accepted it. Returns its connection id.
+  std::uint64_t adopt(net::Fd fd);
+  /// Replace the time source (monotonic nanoseconds; default stats::monotonic_ns) before
+  /// start_loop(), so a test can move time by hand.
+  void set_clock(std::function<std::int64_t()> clock) { clock_ = std::move(clock); }
   /// Ask the loop to drain and stop. Any thread; async-signal-safe (one eventfd write).
   void request_stop() noexcept;
 
@@ -40,10 +60,17 @@ class Worker final : public pool::FrameSink {
   const ServerOptions& options() const noexcept { return options_; }
   loop::Reactor& reactor() noexcept { return reactor_; }
   std::string_view date() const noexcept { return date_.get(); }
-  std::int64_t now_ns() const noexcept { return now_ns_; }
+  /// The clock, read now: a deadline computed from a time read before the last wait
+  /// would be short by however long that wait lasted.
+  std::int64_t now_ns() const { return clock_(); }
   std::span<char> read_buffer() noexcept { return read_buffer_; }
   stats::ThreadStats& loop_stats() noexcept { return loop_stats_; }
   void dispatch(Connection& conn, std::uint64_t seq, http::Request&& request);
+  /// Whether a connection with `jobs_in_pool` jobs out may hand the pool another: at most
+  /// its fair share of twice the pool's threads among the connections with jobs out.
+  bool may_submit(int jobs_in_pool) const noexcept;
+  /// A connection's job sent its last frame; `conn_idle`: it has no other job out.
+  void job_finished(bool conn_idle) noexcept;
   void close(Connection& conn);
 
   void on_frame(pool::Frame& frame) override;
@@ -56,16 +83,19 @@ class Worker final : public pool::FrameSink {
   };
   void on_accept();
   void on_stop_requested();
-  void sweep();
+  void sweep(std::int64_t now);
   int wait_timeout_ms() const;
+  void run_inline(Connection& conn, std::uint64_t seq, const http::Request& request, const http::Handler& handler);
 
   const ServerOptions& options_;
   const app::Router& router_;
   stats::ThreadStats& loop_stats_;
   stats::Registry& registry_;
+  // Declared before the pool, so destroyed after it: the pool's destructor stops its
+  // threads and removes its descriptors from this reactor, which must still exist.
+  loop::Reactor reactor_;
   std::unique_ptr<pool::HandlerPool> pool_;
   net::Listener listener_;
-  loop::Reactor reactor_;
   net::Fd stop_fd_;  // eventfd: request_stop() → the loop
   Callback accept_cb_, stop_cb_;
   http::DateCache date_;
@@ -73,7 +103,8 @@ class Worker final : public pool::FrameSink {
   std::unordered_map<std::uint64_t, std::unique_ptr<Connection>> connections_;
   std::vector<std::unique_ptr<Connection>> closed_;  // destroyed at the end of the turn
   std::uint64_t next_conn_id_ = 1;
-  std::int64_t now_ns_ = 0;
+  std::function<std::int64_t()> clock_;
+  int busy_connections_ = 0;  // connections with at least one job in the pool
   std::int64_t next_sweep_ns_ = 0;
   std::int64_t sweep_interval_ns_;
   std::int64_t accept_resume_ns_ = 0;  // accepting paused until then (out of descriptors)

@@ -49,6 +49,12 @@ void Client::send_bytewise(std::string_view bytes) {
 
 void Client::shutdown_write() { ::shutdown(fd_.get(), SHUT_WR); }
 
+void Client::reset() {
+  const linger abort{1, 0};
+  ::setsockopt(fd_.get(), SOL_SOCKET, SO_LINGER, &abort, sizeof abort);
+  fd_.reset();
+}
+
 bool Client::fill(std::chrono::steady_clock::time_point deadline) {
   const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
   if (left.count() <= 0) return false;

@@ -36,6 +36,8 @@ class Client {
   void send_bytewise(std::string_view bytes);
   /// Shut our write side (the server sees EOF).
   void shutdown_write();
+  /// Close abortively: SO_LINGER with a zero timeout makes the kernel send a reset.
+  void reset();
 
   /// Read and parse the next response; nullopt if none completed within `limit` or the
   /// connection closed first. `head_request` says the request was HEAD (no body follows).

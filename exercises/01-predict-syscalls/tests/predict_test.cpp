@@ -43,7 +43,10 @@ Counts read_stats(Client& c) {
 /// Per-request counts of `kRequests` sequential `GET /` on one connection.
 Counts measure(const std::string& dispatch) {
   handoff::testkit::Watchdog dog(30s, "a burst of requests against stage 01 --dispatch " + dispatch);
-  StageProcess stage(HANDOFF_STAGE_BINARY, {"--dispatch", dispatch, "--blocking-threads", "2", "--workers", "1"});
+  // --pool-all-routes: GET / never blocks, so pool dispatch would otherwise run it on the
+  // loop; this exercise prices the hand-off, so every route crosses it.
+  StageProcess stage(HANDOFF_STAGE_BINARY,
+                     {"--dispatch", dispatch, "--pool-all-routes", "--blocking-threads", "2", "--workers", "1"});
   Client c(stage.port());
   const std::string get = "GET / HTTP/1.1\r\nHost: t\r\n\r\n";
   c.send(get);  // the connection is accepted and warm before the first count
