@@ -17,7 +17,7 @@ constexpr bool ascii_hex(char c) noexcept {
   return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
 }
 
-/// A character of a token (RFC 9110 5.6.2): letters, digits and !#$%&'*+-.^_`|~
+/// A character of a token (RFC 9110 5.6.2, tchar): a letter, a digit, or one of the 15 marks below.
 constexpr bool is_tchar(char c) noexcept {
   return ascii_alnum(c) || std::string_view("!#$%&'*+-.^_`|~").find(c) != std::string_view::npos;
 }
