@@ -280,8 +280,8 @@ void RequestParser::Impl::fail_from_llhttp(llhttp_errno_t err) {
     const bool method_begun = at_offset > message_start && before != '\r' && before != '\n';
     if (is_tchar(*at)) {
       unknown_method = true;
-      chunk_base = at_offset + 1;
-      scan_unknown_method(at + 1, chunk_end);
+      chunk_base = at_offset;
+      scan_unknown_method(at, chunk_end);  // from the byte llhttp refused: it counts too
       return;
     }
     if (*at == ' ' && method_begun) {
