@@ -10,6 +10,9 @@ connection), judge it against the rule's expected outcome, and write the results
   conformance.py table --binary build/release/bin/handoff-01 --nginx /usr/sbin/nginx --out FILE
       the same against the stage and a throwaway nginx (the book's table); never fails on
       an answer, only when a server cannot be started
+  conformance.py self-test
+      the negative control: a server that answers every head with 200 and never closes
+      must break the MUSTs it obviously breaks, and keep those it obviously keeps
 
 A rule expects a list of responses in order (1xx interim ones included), each written as
 alternatives joined by "|": "200" (exactly), "4xx" (a class), "!400" (anything but 400;
@@ -37,6 +40,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import tomllib
 
@@ -321,6 +325,48 @@ def measure(server: Server, rules: list[dict]) -> list[dict]:
         server.stop()
 
 
+# ---------------------------------------------------------------- negative control
+
+def yes_server() -> tuple[socket.socket, threading.Thread]:
+    """Answers 200 to every blank line it reads (so every head), never closes."""
+    listener = socket.create_server(("127.0.0.1", 0))
+
+    def serve(conn: socket.socket) -> None:
+        with conn:
+            seen = b""
+            while chunk := conn.recv(65536):
+                seen += chunk
+                while b"\r\n\r\n" in seen:
+                    seen = seen.split(b"\r\n\r\n", 1)[1]
+                    conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n")
+
+    def accept() -> None:
+        while True:
+            try:
+                conn, _ = listener.accept()
+            except OSError:
+                return
+            threading.Thread(target=serve, args=(conn,), daemon=True).start()
+
+    thread = threading.Thread(target=accept, daemon=True)
+    thread.start()
+    return listener, thread
+
+
+def self_test(rules: list[dict]) -> int:
+    must_break = ["host-missing", "te-http10", "cl-not-a-number", "connection-close", "target-too-long"]
+    must_keep = ["persistent-by-default", "value-ows", "cl-body"]
+    rules = [r for r in rules if r["id"] in must_break + must_keep]
+    listener, _ = yes_server()
+    try:
+        results = dict(zip((r["id"] for r in rules), run_rules(listener.getsockname()[1], rules)))
+    finally:
+        listener.close()
+    wrong = [i for i in must_break if results[i]["holds"]] + [i for i in must_keep if not results[i]["holds"]]
+    print("self-test:", "the judge is wrong about " + ", ".join(wrong) if wrong else "ok")
+    return 1 if wrong else 0
+
+
 # ---------------------------------------------------------------- main
 
 def write(path: str, rules: list[dict], servers: dict[str, list[dict]]) -> None:
@@ -340,15 +386,19 @@ def describe(got: dict) -> str:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("mode", choices=["check", "table"])
-    ap.add_argument("--binary", required=True, help="the stage binary (started with --port 0)")
+    ap.add_argument("mode", choices=["check", "table", "self-test"])
+    ap.add_argument("--binary", help="the stage binary (started with --port 0)")
     ap.add_argument("--nginx", default="/usr/sbin/nginx", help="nginx, for `table`")
     ap.add_argument("--rules", default=RULES)
     ap.add_argument("--only", help="run only rules whose id matches this regex")
-    ap.add_argument("--out", required=True, help="results JSON to write")
+    ap.add_argument("--out", help="results JSON to write")
     args = ap.parse_args()
 
     rules = load_rules(args.rules)
+    if args.mode == "self-test":
+        return self_test(rules)
+    if not args.binary or not args.out:
+        ap.error("check and table need --binary and --out")
     if args.only:
         rules = [r for r in rules if re.search(args.only, r["id"])]
     servers = {"handoff": measure(start_stage(args.binary), rules)}
