@@ -19,6 +19,7 @@ root_doc = "book/index"
 extensions = ["myst_parser", "breathe", "sphinx.ext.graphviz", "results_cell", "excerpts"]
 if (ROOT / "book" / "_ext" / "results_table.py").exists():
     extensions.append("results_table")
+extensions.append("conformance_table")
 
 include_patterns = ["book/**", "chapters/*/note.md", "exercises/*/README.md"]
 exclude_patterns = ["build/**", "book/_ext/**", "book/tools/**", "**/__pycache__"]

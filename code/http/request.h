@@ -16,15 +16,20 @@ struct Header {
 
 struct Request {
   std::string method;     ///< "GET", "POST", ... as sent
-  std::string target;     ///< request-target as sent, e.g. "/sleep?ms=10"
+  std::string target;     ///< request-target as sent, e.g. "/sleep?ms=10" or "http://a.example/x"
   int version_minor = 1;  ///< 0 for HTTP/1.0, 1 for HTTP/1.1
   std::vector<Header> headers;
   std::string body;        ///< the whole body, de-chunked
   bool keep_alive = true;  ///< the connection may carry another request after this one
 
   bool is_head() const { return method == "HEAD"; }
-  /// The target up to '?'.
+  /// The path the target names, up to '?': of an origin-form target ("/json?x=1" gives
+  /// "/json"), of an absolute-form one ("http://a.example/json" gives "/json", and
+  /// "http://a.example" gives "/"); an authority or asterisk form is returned whole.
   std::string_view path() const;
+  /// The authority of an absolute-form target ("http://a.example:8080/x" gives
+  /// "a.example:8080"); empty for every other form.
+  std::string_view authority() const;
   /// The raw value of query parameter `name` ("" if absent); no percent-decoding.
   std::string_view query(std::string_view name) const;
   /// The first header called `name` (ASCII case-insensitive), or nullptr.

@@ -1,6 +1,6 @@
 // http/request_parser: HTTP/1.1 request parsing over llhttp, with limits (chapter 01).
 // Role: turn the bytes of one connection into complete Requests, in order, or into
-// exactly one error status (400, 413, 414, 431, 501) after which the connection closes.
+// exactly one error status (400, 413, 414, 431, 501, 505) after which the connection closes.
 #pragma once
 
 #include <cstddef>
@@ -15,7 +15,7 @@ namespace handoff::http {
 struct Limits {
   std::size_t max_request_line = std::size_t{8} * 1024;   ///< method + target + version, else 414
   std::size_t max_header_bytes = std::size_t{16} * 1024;  ///< the whole header section, else 431
-  std::size_t max_header_fields = 100;       ///< number of header fields, else 431
+  std::size_t max_header_fields = 100;                    ///< number of header fields, else 431
   std::size_t max_body_bytes = std::size_t{1024} * 1024;  ///< decoded body, else 413
 };
 
@@ -35,9 +35,12 @@ class RequestParser {
   std::deque<Request>& ready();
 
   /// 0 while no error; else the status to answer with before closing:
-  /// 400 malformed (including Content-Length with Transfer-Encoding, or two differing
-  /// Content-Lengths), 413 body too large, 414 request line too long, 431 header
-  /// section too large or too many fields, 501 a Transfer-Encoding other than chunked.
+  /// 400 malformed (including Content-Length with Transfer-Encoding, two differing
+  /// Content-Lengths, Transfer-Encoding in HTTP/1.0 or without chunked as its final
+  /// coding, a missing (HTTP/1.1), repeated or invalid Host, a target form the method does
+  /// not allow, an empty field name), 413 body too large, 414 request line too long, 431
+  /// header section too large or too many fields, 501 an unknown method or a transfer
+  /// coding other than chunked before the final chunked, 505 an HTTP major version not 1.
   int error_status() const;
   /// A short human-readable reason for the error ("" while none).
   std::string_view error_reason() const;

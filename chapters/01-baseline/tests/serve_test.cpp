@@ -143,7 +143,7 @@ TEST_CASE("stage 01: every bad input gets its status, then a clean close, and th
       {"GET /" + std::string(9000, 'a') + " HTTP/1.1\r\nHost: t\r\n\r\n", 414},
       {"GET / HTTP/1.1\r\nHost: t\r\nX-Big: " + std::string(17000, 'b') + "\r\n\r\n", 431},
       {"POST /echo HTTP/1.1\r\nHost: t\r\nContent-Length: 1001\r\n\r\n", 413},
-      {"POST /echo HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: gzip\r\n\r\n", 501},
+      {"POST /echo HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: gzip, chunked\r\n\r\n", 501},
       {"POST /echo HTTP/1.1\r\nHost: t\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n", 400},
       {"POST /echo HTTP/1.1\r\nHost: t\r\nContent-Length: 3\r\nContent-Length: 4\r\n\r\nabcd", 400},
       {"GET /missing HTTP/1.1\r\nHost: t\r\n\r\n", 404},

@@ -34,7 +34,8 @@ bool same(const Request& a, const Request& b) {
 }
 
 bool documented(int status) {
-  return status == 0 || status == 400 || status == 413 || status == 414 || status == 431 || status == 501;
+  return status == 0 || status == 400 || status == 413 || status == 414 || status == 431 || status == 501 ||
+         status == 505;
 }
 
 }  // namespace
