@@ -30,6 +30,13 @@ struct JobTicket {
   /// (published by the loop after each change), plus those pool threads have emitted and
   /// the loop has not yet taken in. A streaming handler waits while this is over budget.
   std::atomic<std::int64_t> unsent_bytes{0};
+  /// The exchange whose answer the connection is writing now, and the bytes of
+  /// unsent_bytes that it holds for the exchanges behind it (published by the loop after
+  /// each change). The front exchange's handler waits only for the bytes ahead of it on
+  /// the wire: a later exchange's held answer cannot leave before the front one ends, so
+  /// counting it would make the two wait for each other for good.
+  std::atomic<std::uint64_t> front_seq{0};
+  std::atomic<std::int64_t> held_bytes{0};
   /// Above this many unsent bytes a connection stops reading and a streaming handler
   /// waits: the bound on what one client that does not read can make the server hold.
   static constexpr std::int64_t kUnsentBudget = std::int64_t{1} << 20;
@@ -117,13 +124,20 @@ class FrameResponder final : public http::Responder {
   // [responder.backpressure]
   void wait_for_room() const {
     if (ticket_ == nullptr) return;
-    // relaxed (all three): each is a number or a flag looked at again every millisecond;
+    // relaxed (all of them): each is a number or a flag looked at again every millisecond;
     // none publishes data (the bytes travel in frames, ordered by the completion path), so
     // a stale value only costs one more look, or one chunk past the budget.
-    while (ticket_->unsent_bytes.load(std::memory_order_relaxed) > JobTicket::kUnsentBudget &&
-           !ticket_->cancelled.load(std::memory_order_relaxed) && !give_up_.load(std::memory_order_relaxed)) {
+    while (over_budget() && !ticket_->cancelled.load(std::memory_order_relaxed) &&
+           !give_up_.load(std::memory_order_relaxed)) {
       std::this_thread::sleep_for(std::chrono::milliseconds(1));
     }
+  }
+  bool over_budget() const {
+    std::int64_t ahead = ticket_->unsent_bytes.load(std::memory_order_relaxed);
+    if (ticket_->front_seq.load(std::memory_order_relaxed) == seq_) {
+      ahead -= ticket_->held_bytes.load(std::memory_order_relaxed);  // behind us: not in our way
+    }
+    return ahead > JobTicket::kUnsentBudget;
   }
   void push(Frame::Kind kind, http::Response r) {
     // Counted before the frame leaves, so the loop, which subtracts what it takes in, never

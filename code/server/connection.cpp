@@ -219,7 +219,15 @@ void Connection::emit(Exchange& ex, std::string&& bytes) {
     held_bytes_ += bytes.size();
     count_unsent(static_cast<std::int64_t>(bytes.size()));
     ex.held.push_back(std::move(bytes));
+    publish_front();
   }
+}
+
+void Connection::publish_front() noexcept {
+  // relaxed: budget figures a streaming handler looks at every millisecond (JobTicket);
+  // they order no data. The front is the exchange written now, or the next one to come.
+  ticket_->front_seq.store(exchanges_.empty() ? next_seq_ : exchanges_.front().seq, std::memory_order_relaxed);
+  ticket_->held_bytes.store(static_cast<std::int64_t>(held_bytes_), std::memory_order_relaxed);
 }
 
 void Connection::queue_out(std::string&& bytes) {
@@ -259,6 +267,7 @@ void Connection::advance() {
     }
     exchanges_.front().held.clear();
   }
+  publish_front();
   if (exchanges_.empty() && continue_pending_) {
     continue_pending_ = false;
     queue_out(std::string(http::k100Continue));

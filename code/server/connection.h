@@ -85,6 +85,7 @@ class Connection final : public loop::IoHandler {
   void reject(int status, std::string_view reason);
   void emit(Exchange& ex, std::string&& bytes);
   void queue_out(std::string&& bytes);
+  void publish_front() noexcept;
   void count_unsent(std::int64_t delta) noexcept;
   void advance();
   void flush();

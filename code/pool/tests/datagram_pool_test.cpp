@@ -238,3 +238,23 @@ TEMPLATE_TEST_CASE("pool: a streaming handler waits at the unsent budget and sto
   rig.pool.stop(kNoDeadline);
   CHECK(rig.sink.kinds[0].back() == pool::Frame::Kind::end);
 }
+
+TEMPLATE_TEST_CASE("pool: the front exchange's stream does not wait behind answers held for later exchanges",
+                   "[pool][ch01][ch02]", pool::DatagramPool, pool::RingPool) {
+  testkit::Watchdog dog(20s, "a front stream behind 2 MiB held for a later exchange");
+  Rig<TestType> rig(1);
+  auto ticket = std::make_shared<pool::JobTicket>();
+  const auto budget = pool::JobTicket::kUnsentBudget;
+  // What the loop publishes when a later exchange's answer, already over the budget by
+  // itself, waits for exchange 0: it cannot leave before exchange 0 ends.
+  ticket->unsent_bytes = 2 * budget;
+  ticket->held_bytes = 2 * budget;
+  ticket->front_seq = 0;
+  rig.pool.submit(make_job(0, kFlood, ticket));
+  // Exchange 0 streams until its own bytes reach the budget; waiting on the held bytes
+  // instead would wait for good (the later answer waits for this one).
+  CHECK(rig.turn_until([&] { return ticket->unsent_bytes.load() >= 3 * budget; }, 5s));
+  ticket->cancelled = true;
+  CHECK(rig.run_until(1, 5s));
+  rig.pool.stop(kNoDeadline);
+}
