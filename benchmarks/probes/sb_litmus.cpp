@@ -16,10 +16,8 @@
 // its outcome still counts, since it is still a legal execution.
 #include <algorithm>
 #include <atomic>
-#include <cerrno>
 #include <cstdint>
 #include <cstdio>
-#include <cstring>
 #include <ctime>
 #include <fstream>
 #include <iostream>
