@@ -76,41 +76,39 @@ inline drain(c) {
   od
 }
 
+/* ready_to_wait()'s two steps. */
+inline raise_flag() {
+  atomic { STORE(0, loop_waiting, 1); printf("@0|raises loop_waiting (buffered)\n") };
+#if FENCE_LOOP
+  atomic { DRAINED(0) -> printf("@0|fence\n") }
+#endif
+}
+
+inline recheck(c) {
+  atomic {
+    LOAD(0, CELL(taken), c);
+    if
+    :: c -> printf("@0|re-check: a completion is waiting\n")
+    :: else -> printf("@0|re-check: completion ring looks empty\n")
+    fi
+  }
+}
+
 proctype loop() {
   byte c;
   do
   :: taken == NFRAMES -> break
   :: else ->
 #if CHECK_FIRST
-     atomic {
-       LOAD(0, CELL(taken), c);
-       if
-       :: c -> printf("@0|re-check: a completion is waiting\n")
-       :: else -> printf("@0|re-check: completion ring looks empty\n")
-       fi
-     };
+     recheck(c);
      if
      :: c -> goto turn
      :: else
      fi;
-     STORE(0, loop_waiting, 1);
-     printf("@0|raises loop_waiting (buffered)\n");
-#if FENCE_LOOP
-     atomic { DRAINED(0) -> printf("@0|fence\n") };
-#endif
+     raise_flag();
 #else
-     STORE(0, loop_waiting, 1);
-     printf("@0|raises loop_waiting (buffered)\n");
-#if FENCE_LOOP
-     atomic { DRAINED(0) -> printf("@0|fence\n") };
-#endif
-     atomic {
-       LOAD(0, CELL(taken), c);
-       if
-       :: c -> printf("@0|re-check: a completion is waiting\n")
-       :: else -> printf("@0|re-check: completion ring looks empty\n")
-       fi
-     };
+     raise_flag();
+     recheck(c);
      if
      :: c ->
         STORE(0, loop_waiting, 0);
@@ -131,8 +129,7 @@ turn:
 proctype pool(byte me) {
   byte slot, f;
   atomic { DRAINED(me) -> slot = enq; enq++ };  /* the CAS on enqueue_pos */
-  STORE(me, CELL(slot), 1);
-  printf("@%d|pushes completion %d (buffered)\n", me, slot + 1);
+  atomic { STORE(me, CELL(slot), 1); printf("@%d|pushes completion %d (buffered)\n", me, slot + 1) };
 #if FENCE_COMPLETE
   atomic { DRAINED(me) -> printf("@%d|fence\n", me) };
 #endif

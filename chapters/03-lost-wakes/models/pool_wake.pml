@@ -144,8 +144,7 @@ proctype loop() {
   do
   :: n < NJOBS ->
      atomic { DRAINED(0) -> n++ }  /* the CAS on enqueue_pos */
-     STORE(0, pushed, n);
-     printf("@0|pushes job %d (buffered)\n", n);
+     atomic { STORE(0, pushed, n); printf("@0|pushes job %d (buffered)\n", n) };
 #if FENCE_SUBMIT
      atomic { DRAINED(0) -> printf("@0|fence\n") }
 #endif
@@ -185,8 +184,7 @@ proctype pool(byte me) {
         :: !got ->
 #if PLAIN_ANNOUNCE
            LOAD(me, parked, p);
-           STORE(me, parked, p + 1);
-           printf("@%d|announces parked %d (plain store, buffered)\n", me, p + 1);
+           atomic { STORE(me, parked, p + 1); printf("@%d|announces parked %d (plain store, buffered)\n", me, p + 1) };
 #else
            atomic {
              DRAINED(me) ->  /* lock xadd */
