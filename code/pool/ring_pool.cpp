@@ -1,5 +1,5 @@
 // pool/ring_pool: the loop↔pool hand-off in memory: Vyukov rings, spin-then-park, and
-// a wake only for a thread that said it was parked (chapter 02).
+// a wake only for a thread that said it was parked (chapter 02; the chained wake, chapter 03).
 #include "pool/ring_pool.h"
 
 #include <poll.h>
@@ -63,7 +63,9 @@ struct RingPool::Core {
   bool run(stats::ThreadStats& stats, HandlerSlot& slot, Job* job);
   void complete(stats::ThreadStats& stats, Frame* frame);
   void poke_loop_if_waiting(stats::ThreadStats& stats);
-  void wake_one_if_parked(stats::ThreadStats& stats);
+  enum class Waker { submit, chain };
+  void wake_one_if_parked(stats::ThreadStats& stats, Waker waker);
+  void pass_wake_on(stats::ThreadStats& stats);
 
   const RingPoolOptions options;
   sync::MpmcRing<Job*> jobs;
@@ -124,21 +126,24 @@ void RingPool::submit(Job* job) {
   // the parked count: a store then a load, which only a seq_cst fence orders. Pairs with
   // the fence in park() between announcing and re-checking.
   std::atomic_thread_fence(std::memory_order_seq_cst);
-  core_->wake_one_if_parked(*loop_stats_);
+  core_->wake_one_if_parked(*loop_stats_, Core::Waker::submit);
 }
 // [ring.submit]
 
 // [ring.wake]
-void RingPool::Core::wake_one_if_parked(stats::ThreadStats& stats) {
+void RingPool::Core::wake_one_if_parked(stats::ThreadStats& stats, Waker waker) {
   // One wake per parked thread, never one per push: poke only while the parked threads
   // outnumber the pokes already on their way. Both counts come from one load of one word,
-  // so they are a pair some instant really had. relaxed: the fence before this call orders
-  // the load after the push; the CAS keeps two wakers from spending one credit twice, and
-  // fails (and looks again) if a thread parked or woke in between.
+  // so they are a pair some instant really had. relaxed: after submit's push, the fence
+  // before this call orders the load after the push; after a pop, coherence on this one
+  // word does (see pass_wake_on). The CAS keeps two wakers from spending one credit twice,
+  // and fails (and looks again) if a thread parked or woke in between.
   std::uint64_t word = wait_word.load(std::memory_order_relaxed);
   while (parked_of(word) > wakes_of(word)) {
     if (wait_word.compare_exchange_weak(word, word + kOneWake, std::memory_order_relaxed)) {
-      stats.add(stats::Counter::wakes_sent);  // before the poke: whoever it wakes sees the count
+      // Before the poke: whoever it wakes sees the counts.
+      stats.add(stats::Counter::wakes_sent);
+      if (waker == Waker::chain) stats.add(stats::Counter::chained_wakes);
       send_word(lane_loop.get(), kPoke, stats);
       return;
     }
@@ -154,7 +159,7 @@ void RingPool::flush_backlog() {
   }
   if (pushed) {
     std::atomic_thread_fence(std::memory_order_seq_cst);  // as in submit(): push → read the parked count
-    core_->wake_one_if_parked(*loop_stats_);
+    core_->wake_one_if_parked(*loop_stats_, Core::Waker::submit);
   }
 }
 
@@ -239,18 +244,17 @@ void RingPool::Core::thread_main(stats::ThreadStats& stats, HandlerSlot& slot) {
       if (poll_lane(stats)) break;
     }
     Job* job = nullptr;
-    if (jobs.try_pop(job)) {
-      if (!run(stats, slot, job)) return;  // let go of by stop(): touch nothing of the loop's
-      continue;
+    if (!jobs.try_pop(job)) {
+      if (sync::spin_until(
+              options.spin, [&] { return jobs.try_pop(job); }, &stats)) {
+        stats.add(stats::Counter::spin_catches);
+      } else if ((job = park(stats, pill)) == nullptr) {
+        continue;  // woken (or a pill): poll the lane and look again
+      }
     }
-    if (sync::spin_until(
-            options.spin, [&] { return jobs.try_pop(job); }, &stats)) {
-      stats.add(stats::Counter::spin_catches);
-      if (!run(stats, slot, job)) return;
-      continue;
-    }
-    job = park(stats, pill);
-    if (job != nullptr && !run(stats, slot, job)) return;
+    // A job taken, by whichever path: pass a wake on if the policy says so.
+    pass_wake_on(stats);
+    if (!run(stats, slot, job)) return;  // let go of by stop(): touch nothing of the loop's
   }
   // A pill comes after every job submitted before stop(): finish what the ring still holds.
   Job* job = nullptr;
@@ -272,12 +276,32 @@ bool RingPool::Core::poll_lane(stats::ThreadStats& stats) {
     if (!options.lane_poll_takes_pokes) return false;  // only looked: the parked thread takes it
     if (word == kPill) return true;
     // A poke, read by a thread that is already awake. It was sent for a parked thread;
-    // taking it here spends that thread's credit (the hole chapter 03 closes). relaxed:
-    // as in wake_one_if_parked, the count orders no data.
+    // taking it here spends that thread's credit (the hole; pass_wake_on gives it back
+    // under WakePolicy::chained). relaxed: the count orders no data; pass_wake_on's read of
+    // the word comes after this write by coherence.
+    stats.add(stats::Counter::stolen_pokes);
     wait_word.fetch_sub(kOneWake, std::memory_order_relaxed);
   }
 }
 // [ring.thread]
+
+// [ring.chain]
+void RingPool::Core::pass_wake_on(stats::ThreadStats& stats) {
+  if (options.wake_policy != RingPoolOptions::WakePolicy::chained || jobs.empty()) return;
+  // This thread took a job and sees more: a parked sibling with no wake on its way is
+  // poked by submit's own rule. The wake this replaces is one that a lane poll spent, and
+  // the thread that spent it is the one here: it polls before it pops, and the poke it ate
+  // was sent after its job's push, so its look at the ring (after its recv of the poke,
+  // which the kernel orders after the send) sees that job unless a thread already took it.
+  // No fence before the read of the word, unlike submit: the poke was sent after the
+  // submit's CAS on the word, so this thread's fetch_sub in poll_lane comes after that CAS
+  // in the word's modification order, and wake_one_if_parked's load comes after that
+  // fetch_sub (coherence: a thread never reads a value older than its own last write):
+  // it sees the sibling counted parked (unless it woke) and the spent credit gone. Every
+  // job whose wake was not spent is covered by submit's fenced protocol already.
+  wake_one_if_parked(stats, Waker::chain);
+}
+// [ring.chain]
 
 // [ring.park]
 Job* RingPool::Core::park(stats::ThreadStats& stats, bool& pill) {
@@ -300,6 +324,7 @@ Job* RingPool::Core::park(stats::ThreadStats& stats, bool& pill) {
     wait_word.fetch_add(kOneParked, std::memory_order_relaxed);
     std::atomic_thread_fence(std::memory_order_seq_cst);
   }
+  if (options.before_park_recv) options.before_park_recv();
   stats.add(stats::Counter::parks);
   std::uint64_t word = 0;
   ssize_t n;

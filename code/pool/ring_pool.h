@@ -1,5 +1,5 @@
 // pool/ring_pool: the loop↔pool hand-off in memory: Vyukov rings, spin-then-park, and
-// a wake only for a thread that said it was parked (chapter 02).
+// a wake only for a thread that said it was parked (chapter 02; the chained wake, chapter 03).
 // Role: move jobs and frames through MpmcRings so that the common case costs no syscall
 // on either side; keep the socketpairs only for payload messages (the poison pill) and as
 // the wake, sent only to a receiver that announced it is about to block.
@@ -48,6 +48,18 @@ struct RingPoolOptions {
   /// parked_then_credit, before it gives back the credit). Empty in production.
   std::function<void()> after_unpark_step;
 
+  /// Where a parked thread's wakes come from (chapter 03). shared (chapter 02's pool, the
+  /// default): from submit alone, one per parked thread; a poke that a busy thread's lane
+  /// poll eats is gone, and the sibling it was sent for sleeps on while a job waits (the
+  /// stolen credit, kept as the negative control). chained: also from a thread that takes
+  /// a job and still sees work in the ring: it passes one wake on by submit's own rule.
+  enum class WakePolicy { shared, chained };
+  WakePolicy wake_policy = WakePolicy::shared;
+  /// A test hook run by a parking thread whose re-check found the ring empty, just before it
+  /// blocks in recv: held there, it counts as parked but cannot yet read a poke. Empty in
+  /// production.
+  std::function<void()> before_park_recv;
+
   /// FOR TESTS ONLY. false: a thread's non-blocking lane poll only looks (MSG_PEEK) and
   /// leaves pokes for the parked thread they were sent for, so a test can see the unpark
   /// race without chapter 02's stolen-credit hole in front of it (a busy thread then sees a
@@ -85,9 +97,14 @@ struct RingPoolOptions {
 /// The parked count and the wakes in flight share one atomic word, so a waker reads a
 /// consistent pair and a woken thread leaves both in one step (UnparkOrder).
 ///
-/// Known hole, left in on purpose (chapter 03): a woken thread polls the shared lane socket
-/// on its way back to the ring and can consume the wake sent for a sibling. The sibling
-/// stays parked while a job waits in the ring.
+/// The known hole (chapter 03), kept as WakePolicy::shared: a woken thread polls the shared
+/// lane socket on its way back to the ring (poll_lane) and can consume the poke sent for a
+/// sibling (counted as stolen_pokes). The sibling stays parked with no poke coming while a
+/// job waits in the ring, until a busy thread comes back for it. WakePolicy::chained closes
+/// it: a thread that takes a job and still sees work in the ring, with parked siblings and
+/// no wake on its way to them, pokes one (counted as chained_wakes), so a stolen credit is
+/// passed on by the thread that stole it. The price: a look at the ring and at the wait
+/// word after every pop that leaves work behind.
 ///
 /// Shutdown: stop(deadline) runs what was submitted until the deadline, then drops what
 /// has not started and lets go of threads stuck in a handler (pool/handler_slot.h); what

@@ -37,6 +37,10 @@ std::string_view counter_name(Counter c) noexcept {
       return "jobs_abandoned";
     case Counter::handler_failures:
       return "handler_failures";
+    case Counter::stolen_pokes:
+      return "stolen_pokes";
+    case Counter::chained_wakes:
+      return "chained_wakes";
     case Counter::kCount:
       break;
   }

@@ -33,9 +33,12 @@ enum class Counter : std::size_t {
   spin_catches,      ///< jobs a spinning pool thread caught before it parked
   completion_pokes,  ///< pokes sent to a loop that said it was waiting
   // the reader pass: the mechanism counted
-  syscalls,        ///< every system call this thread made on the request path
-  jobs_abandoned,  ///< jobs dropped unrun: their connection closed, or shutdown's deadline passed
+  syscalls,          ///< every system call this thread made on the request path
+  jobs_abandoned,    ///< jobs dropped unrun: their connection closed, or shutdown's deadline passed
   handler_failures,  ///< handlers that threw or returned without answering (answered 500)
+  // chapter 03: the stolen wake credit
+  stolen_pokes,   ///< pokes a pool thread read in its lane poll while it was not parked
+  chained_wakes,  ///< pokes a pool thread sent on after a pop that left work in the ring
   kCount
 };
 std::string_view counter_name(Counter c) noexcept;

@@ -2,9 +2,8 @@
 // negative controls (park, unpark, the loop's wait), the wake accounting and a full ring.
 // Every wait is bounded.
 #include <catch2/catch.hpp>
-#include <condition_variable>
-#include <mutex>
 
+#include "park_gate.h"
 #include "pool/ring_pool.h"
 #include "pool_rig.h"
 #include "testkit/watchdog.h"
@@ -17,58 +16,6 @@ using LoopOrder = pool::RingPoolOptions::LoopOrder;
 using Clock = std::chrono::steady_clock;
 
 namespace {
-
-/// Holds a pool thread between the two steps of its park until the test lets it go, so
-/// the test can submit a job exactly inside the window a race would need. The gate is
-/// re-armed as it is released, so the thread's next park stops here too.
-class ParkGate {
- public:
-  void thread_side() {
-    std::unique_lock lock(mu_);
-    if (!armed_) return;
-    armed_ = false;
-    arrived_ = true;
-    cv_.notify_all();
-    cv_.wait_for(lock, 5s, [this] { return released_; });
-    released_ = false;
-  }
-  void arm() {
-    std::lock_guard lock(mu_);
-    armed_ = true;
-  }
-  bool wait_arrival(std::chrono::milliseconds limit) {
-    std::unique_lock lock(mu_);
-    const bool ok = cv_.wait_for(lock, limit, [this] { return arrived_; });
-    arrived_ = false;
-    return ok;
-  }
-  void release_and_rearm() {
-    std::lock_guard lock(mu_);
-    released_ = true;
-    armed_ = true;
-    cv_.notify_all();
-  }
-  void release() {
-    std::lock_guard lock(mu_);
-    released_ = true;
-    cv_.notify_all();
-  }
-
- private:
-  std::mutex mu_;
-  std::condition_variable cv_;
-  bool armed_ = false, arrived_ = false, released_ = false;
-};
-
-template <class Pred>
-bool eventually(Pred pred, std::chrono::milliseconds limit = 2s) {
-  const auto deadline = std::chrono::steady_clock::now() + limit;
-  while (!pred()) {
-    if (std::chrono::steady_clock::now() >= deadline) return false;
-    std::this_thread::sleep_for(50us);
-  }
-  return true;
-}
 
 pool::RingPoolOptions options(Order order, std::int64_t spin_ns = 0) {
   pool::RingPoolOptions o;
