@@ -107,7 +107,14 @@ TEST_CASE("stage 01: a client that never reads cannot make the server hold unbou
   served(stage.port());  // the server is not stuck on the hog
   const long grown = rss_kib(stage.pid()) - before;
   INFO("RSS grew by " << grown << " KiB");
+#if defined(HANDOFF_SANITIZED)
+  // A sanitizer's runtime keeps freed memory resident (ASan's quarantine is 256 MB) and
+  // adds shadow memory, so RSS measures it, not the server: the bound is checked in the
+  // release build; here the test checks only that the hog does not stall other clients.
+  WARN("RSS bound checked in the release build only; grew by " << grown << " KiB");
+#else
   CHECK(grown < 64 * 1024);  // unbounded, it grows by hundreds of MB
+#endif
 }
 
 TEST_CASE("stage 01: clients that reset mid-request leave the server serving", "[stage][adversarial][ch01]") {
