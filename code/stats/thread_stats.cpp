@@ -37,6 +37,8 @@ std::string_view counter_name(Counter c) noexcept {
       return "jobs_abandoned";
     case Counter::handler_failures:
       return "handler_failures";
+    case Counter::age_wakes:
+      return "age_wakes";
     case Counter::kCount:
       break;
   }

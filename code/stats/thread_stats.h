@@ -36,6 +36,9 @@ enum class Counter : std::size_t {
   syscalls,        ///< every system call this thread made on the request path
   jobs_abandoned,  ///< jobs dropped unrun: their connection closed, or shutdown's deadline passed
   handler_failures,  ///< handlers that threw or returned without answering (answered 500)
+  //
+  // chapter 03: the elastic pool
+  age_wakes,  ///< wakes the loop sent because the job ring's pops stood still past T with jobs in it
   kCount
 };
 std::string_view counter_name(Counter c) noexcept;
