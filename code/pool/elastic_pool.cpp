@@ -48,8 +48,8 @@ struct ElasticPool::Core {
   // Threads counted parked: raised by a thread as it parks, lowered by whoever moves it off
   // PARKED (the loop's wake, or the thread's own cancel). Read by submit at every push.
   alignas(64) std::atomic<int> parked{0};
-  std::atomic<std::uint32_t> park_seq{0};  // tickets that rank parks by age
-  alignas(64) std::atomic<bool> spinner{false};  // a thread spins idle (rule 1)
+  std::atomic<std::uint32_t> park_seq{0};         // tickets that rank parks by age
+  alignas(64) std::atomic<bool> spinner{false};   // a thread spins idle (rule 1)
   alignas(64) std::atomic<bool> stopping{false};  // raised by stop() once every job is in the ring
   std::atomic<bool> past_deadline{false};         // raised by stop() at its deadline (see run_job)
   std::atomic<std::size_t> deadline_drops{0};     // jobs dropped for the deadline; read after the joins

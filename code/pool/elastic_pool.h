@@ -103,9 +103,9 @@ class ElasticPool final : public HandlerPool {
   FrameSink* sink_ = nullptr;
   stats::ThreadStats* loop_stats_ = nullptr;
   Endpoint done_endpoint_;
-  std::deque<Job*> backlog_;       // jobs the ring could not take yet (loop thread only)
-  std::uint64_t pushed_ = 0;       // jobs pushed into the ring (loop thread only)
-  std::uint64_t last_pops_ = 0;    // the pop counter at the age check's last look
+  std::deque<Job*> backlog_;         // jobs the ring could not take yet (loop thread only)
+  std::uint64_t pushed_ = 0;         // jobs pushed into the ring (loop thread only)
+  std::uint64_t last_pops_ = 0;      // the pop counter at the age check's last look
   std::int64_t standing_since_ = 0;  // when the pop counter was last seen to move; 0: not timing
   std::vector<std::thread> threads_;
   bool stopped_ = false;

@@ -101,7 +101,7 @@ TEST_CASE("elastic pool: one thread spins idle, its sibling parks, and pushes be
   }
   CHECK(loop_count(rig, stats::Counter::wakes_sent) == 0);
   CHECK(rig.pool.parked() == 1);
-  rig.pool.stop(kNoDeadline);  // joins: the threads' counters are final
+  rig.pool.stop(kNoDeadline);                           // joins: the threads' counters are final
   CHECK(rig.pool_counter(stats::Counter::parks) == 1);  // the sibling parked once, at the start
   CHECK(rig.pool_counter(stats::Counter::spin_catches) >= 19);
 }
@@ -135,10 +135,12 @@ bool fast_job_behind_held_ones(const pool::ElasticPoolOptions& o, int held, std:
   Rig<pool::ElasticPool> rig(4, o);
   REQUIRE(eventually([&] { return rig.pool.parked() == 4; }, 5s));
   for (int i = 0; i < held; ++i) rig.pool.submit(make_job(static_cast<std::uint64_t>(i), kHold));
-  REQUIRE(worker_until(rig, [&] { return g_held.load() == held; }, 3s));
+  REQUIRE(worker_until(
+      rig, [&] { return g_held.load() == held; }, 3s));
   const auto fast = static_cast<std::uint64_t>(held);
   rig.pool.submit(make_job(fast, kWhole));
-  const bool prompt = worker_until(rig, [&] { return rig.sink.kinds.count(fast) == 1; }, bound);
+  const bool prompt = worker_until(
+      rig, [&] { return rig.sink.kinds.count(fast) == 1; }, bound);
   g_let_go = true;
   REQUIRE(rig.run_until(static_cast<std::size_t>(held) + 1, 5s));
   rig.pool.stop(kNoDeadline);
@@ -176,7 +178,8 @@ bool unwoken_job_answered(bool age_check, std::chrono::milliseconds bound, std::
   Rig<pool::ElasticPool> rig(2, o);
   REQUIRE(eventually([&] { return rig.pool.parked() == 2; }, 5s));
   rig.pool.submit(make_job(0, kWhole));
-  const bool answered = worker_until(rig, [&] { return rig.sink.ends == 1; }, bound);
+  const bool answered = worker_until(
+      rig, [&] { return rig.sink.ends == 1; }, bound);
   age_wakes = loop_count(rig, stats::Counter::age_wakes);
   rig.pool.stop(kNoDeadline);  // wakes every thread: the job is run if it was not
   CHECK(rig.sink.ends == 1);
@@ -262,7 +265,7 @@ TEST_CASE("elastic pool: a wake that races the thread's own re-check is owned on
     rig.pool.submit(make_job(1000 + i, kWhole));  // wakes the parked thread; it parks again
     REQUIRE(rig.run_until(2 * i + 1, 2s));
     REQUIRE(eventually([&] { return held.exchange(false); }));  // held inside its next park
-    rig.pool.submit(make_job(i, kWhole));  // every thread counted parked: a wake
+    rig.pool.submit(make_job(i, kWhole));                       // every thread counted parked: a wake
     CHECK(rig.pool.parked() == 0);
     go = true;  // the re-check finds the job; the CAS there fails
     REQUIRE(rig.run_until(2 * i + 2, 2s));
