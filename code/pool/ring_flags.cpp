@@ -46,7 +46,8 @@ void add_wake_flag(CLI::App& app, RingChoice& c) {
   c.wake_flag = true;
   app.add_option("--pool-wake", c.wake,
                  "how the ring pool wakes its threads: shared (chapter 02's lane socket) or elastic (the four "
-                 "rules, a wake channel per thread); env HANDOFF_POOL_WAKE")
+                 "rules, a wake channel per thread; it has no lane socket to poll and no loop spin, so "
+                 "--pool-dgram-poll-us and --loop-spin-us do not apply); env HANDOFF_POOL_WAKE")
       ->check(CLI::IsMember(kWakePolicies))
       ->capture_default_str();
 }
