@@ -13,7 +13,8 @@ using namespace handoff;
 
 // [stage03.main]
 int main(int argc, char** argv) {
-  CLI::App cli{"handoff stage 03: the elastic pool: wake only when every thread is parked, and the one that parked last"};
+  CLI::App cli{
+      "handoff stage 03: the elastic pool: wake only when every thread is parked, and the one that parked last"};
   server::ServerOptions options;
   server::add_core_flags(cli, options);
   pool::RingChoice ring;

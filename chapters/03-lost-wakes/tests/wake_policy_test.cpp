@@ -19,7 +19,7 @@ using Clock = std::chrono::steady_clock;
 
 namespace {
 std::vector<std::string> wake_args(const std::string& wake, int threads) {
-  return {"--dispatch", "pool", "--blocking-threads", std::to_string(threads), "--pool-all-routes",
+  return {"--dispatch",  "pool", "--blocking-threads", std::to_string(threads), "--pool-all-routes",
           "--pool-wake", wake};
 }
 std::string get(const std::string& target) { return "GET " + target + " HTTP/1.1\r\nHost: t\r\n\r\n"; }
