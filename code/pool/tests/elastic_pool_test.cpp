@@ -101,12 +101,13 @@ TEST_CASE("elastic pool: one thread spins idle, its sibling parks, and pushes be
   }
   CHECK(loop_count(rig, stats::Counter::wakes_sent) == 0);
   CHECK(rig.pool.parked() == 1);
-  rig.pool.stop(kNoDeadline);                           // joins: the threads' counters are final
-  CHECK(rig.pool_counter(stats::Counter::parks) == 1);  // the sibling parked once, at the start
+  rig.pool.stop(kNoDeadline);                                 // joins: the threads' counters are final
+  CHECK(rig.pool_counter(stats::Counter::parks) == 1);        // the sibling parked once, at the start
   CHECK(rig.pool_counter(stats::Counter::spin_catches) > 0);  // the rest it found at once, back from a job
 }
 
-TEST_CASE("elastic pool: a push beside a running thread wakes nobody; the running thread takes it", "[pool][ch03]") {
+TEST_CASE("elastic pool: a push beside a running thread wakes nobody, and the running thread takes it",
+          "[pool][ch03]") {
   testkit::Watchdog dog(20s, "a push beside a held thread");
   reset_hold();
   // No spin and no age check: rule 2 alone. One thread is held in a handler, one parked.
