@@ -45,6 +45,10 @@ class HandlerPool {
   virtual bool ready_to_wait() { return true; }
   /// Called after every wait, whatever woke it: deliver completions not signalled by an fd.
   virtual void after_wait() {}
+  /// Called after ready_to_wait(): the longest the loop may wait now, in milliseconds. A pool
+  /// that must look at its threads' progress while jobs wait caps it (chapter 03's age
+  /// check); the default, kNoWaitCap, leaves the loop's own timeout alone.
+  virtual int max_wait_ms() { return kNoWaitCap; }
   /// Stop every thread (a poison pill each) after the jobs already submitted, delivering
   /// their frames as they come, and join; but no later than `deadline_ns` (monotonic, as
   /// stats::monotonic_ns): from then on jobs not yet started are dropped unrun, and a
@@ -55,6 +59,8 @@ class HandlerPool {
 
   /// A deadline that never comes: stop() runs every job submitted, however long it takes.
   static constexpr std::int64_t kNoDeadline = std::numeric_limits<std::int64_t>::max();
+  /// No cap on the loop's wait from the pool.
+  static constexpr int kNoWaitCap = std::numeric_limits<int>::max();
 };
 
 /// Builds the pool a stage asks for; a composition root passes one to the server.

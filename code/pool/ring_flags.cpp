@@ -1,12 +1,16 @@
 // pool/ring_flags: the command-line switch between the datagram and the ring hand-off
-// (chapter 02).
+// (chapter 02), and between the ring pools' wake policies (chapter 03).
 #include "pool/ring_flags.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <memory>
+#include <string>
+#include <vector>
 
 #include "config/env_switch.h"
 #include "pool/datagram_pool.h"
+#include "pool/elastic_pool.h"
 
 namespace handoff::pool {
 
@@ -32,14 +36,43 @@ void add_ring_flags(CLI::App& app, RingChoice& c) {
       ->capture_default_str();
 }
 
+namespace {
+// The wake policies --pool-wake accepts.
+const std::vector<std::string> kWakePolicies{"shared", "chained", "elastic"};
+}  // namespace
+
+void add_wake_flag(CLI::App& app, RingChoice& c) {
+  c.wake = "elastic";
+  c.wake_flag = true;
+  app.add_option("--pool-wake", c.wake,
+                 "how the ring pool wakes its threads: shared (chapter 02's lane socket), chained (the same, and "
+                 "a thread that pops and leaves work passes a wake on) or elastic (the four "
+                 "rules, a wake channel per thread; it has no lane socket to poll and no loop spin, so "
+                 "--pool-dgram-poll-us and --loop-spin-us do not apply); env HANDOFF_POOL_WAKE")
+      ->check(CLI::IsMember(kWakePolicies))
+      ->capture_default_str();
+}
+
 PoolFactory ring_pool_factory(RingChoice c) {
   c.ring = config::env_override("HANDOFF_POOL_RING", c.ring);
   for (auto [env, value] :
        {std::pair{"HANDOFF_POOL_SPIN_US", &c.spin_us}, std::pair{"HANDOFF_LOOP_SPIN_US", &c.loop_spin_us}}) {
     if (const char* v = std::getenv(env); v != nullptr && *v != '\0') *value = std::strtod(v, nullptr);
   }
+  if (const char* v = std::getenv("HANDOFF_POOL_WAKE"); c.wake_flag && v != nullptr && *v != '\0') {
+    if (std::find(kWakePolicies.begin(), kWakePolicies.end(), v) == kWakePolicies.end()) {
+      throw CLI::ValidationError("HANDOFF_POOL_WAKE", "expected a --pool-wake value, got '" + std::string(v) + "'");
+    }
+    c.wake = v;
+  }
   if (!c.ring) {
     return [](const PoolConfig& config) { return std::make_unique<DatagramPool>(config); };
+  }
+  if (c.wake == "elastic") {
+    ElasticPoolOptions elastic;
+    elastic.spin.spin_ns = static_cast<std::int64_t>(c.spin_us * 1000.0);
+    elastic.spin.yield_after_ns = static_cast<std::int64_t>(c.yield_after_us * 1000.0);
+    return [elastic](const PoolConfig& config) { return std::make_unique<ElasticPool>(config, elastic); };
   }
   RingPoolOptions options;
   options.spin.spin_ns = static_cast<std::int64_t>(c.spin_us * 1000.0);
@@ -47,6 +80,7 @@ PoolFactory ring_pool_factory(RingChoice c) {
   options.dgram_poll_ns = static_cast<std::int64_t>(c.dgram_poll_us * 1000.0);
   options.loop_spin.spin_ns = static_cast<std::int64_t>(c.loop_spin_us * 1000.0);
   options.loop_spin.yield_after_ns = options.loop_spin.spin_ns;  // a loop never yields its core
+  if (c.wake == "chained") options.wake_policy = RingPoolOptions::WakePolicy::chained;
   return [options](const PoolConfig& config) { return std::make_unique<RingPool>(config, options); };
 }
 

@@ -91,6 +91,7 @@ bool Worker::run_turn(int max_wait_ms) {
   if (draining_ && connections_.empty()) return false;
   int timeout = std::min(wait_timeout_ms(), max_wait_ms);
   if (pool_ && !pool_->ready_to_wait()) timeout = 0;
+  if (pool_) timeout = std::min(timeout, pool_->max_wait_ms());
   loop_stats_.add(timeout == 0 ? stats::Counter::loop_polls : stats::Counter::loop_waits);
   loop_stats_.add(stats::Counter::syscalls);  // the epoll_wait
   reactor_.poll(timeout);

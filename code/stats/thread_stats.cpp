@@ -41,6 +41,8 @@ std::string_view counter_name(Counter c) noexcept {
       return "stolen_pokes";
     case Counter::chained_wakes:
       return "chained_wakes";
+    case Counter::age_wakes:
+      return "age_wakes";
     case Counter::kCount:
       break;
   }

@@ -39,6 +39,8 @@ enum class Counter : std::size_t {
   // chapter 03: the stolen wake credit
   stolen_pokes,   ///< pokes a pool thread read in its lane poll while it was not parked
   chained_wakes,  ///< pokes a pool thread sent on after a pop that left work in the ring
+  // chapter 03: the elastic pool
+  age_wakes,  ///< wakes the loop sent because the job ring's pops stood still past T with jobs in it
   kCount
 };
 std::string_view counter_name(Counter c) noexcept;

@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "pool/datagram_pool.h"
+#include "pool/elastic_pool.h"
 #include "pool/ring_pool.h"
 #include "pool_rig.h"
 #include "stats/thread_cpu.h"
@@ -16,7 +17,7 @@ using namespace handoff::pool::testing;
 
 // The contract every pool keeps, run against chapter 01's and chapter 02's.
 TEMPLATE_TEST_CASE("pool: every job completes exactly once, its frames in order", "[pool][ch01][ch02]",
-                   pool::DatagramPool, pool::RingPool) {
+                   pool::DatagramPool, pool::RingPool, pool::ElasticPool) {
   testkit::Watchdog dog(20s, "1000 streamed jobs through 3 threads");
   Rig<TestType> rig(3);
   constexpr std::uint64_t kJobs = 1000;
@@ -36,7 +37,7 @@ TEMPLATE_TEST_CASE("pool: every job completes exactly once, its frames in order"
 }
 
 TEMPLATE_TEST_CASE("pool: stop with jobs in flight loses none, and the pills stop every thread", "[pool][ch01][ch02]",
-                   pool::DatagramPool, pool::RingPool) {
+                   pool::DatagramPool, pool::RingPool, pool::ElasticPool) {
   testkit::Watchdog dog(20s, "stop() with 200 slow jobs queued");
   Rig<TestType> rig(4);
   for (std::uint64_t i = 0; i < 200; ++i) rig.pool.submit(make_job(i, kSlow));
@@ -121,7 +122,7 @@ void release_blocks(int started) {
 }  // namespace
 
 TEMPLATE_TEST_CASE("pool: jobs whose connection has gone are dropped unrun", "[pool][ch01][ch02]", pool::DatagramPool,
-                   pool::RingPool) {
+                   pool::RingPool, pool::ElasticPool) {
   testkit::Watchdog dog(20s, "2000 slow jobs for a cancelled ticket");
   Rig<TestType> rig(4);
   auto ticket = std::make_shared<pool::JobTicket>();
@@ -135,7 +136,7 @@ TEMPLATE_TEST_CASE("pool: jobs whose connection has gone are dropped unrun", "[p
 }
 
 TEMPLATE_TEST_CASE("pool: stop before its deadline runs every job submitted", "[pool][ch01][ch02]", pool::DatagramPool,
-                   pool::RingPool) {
+                   pool::RingPool, pool::ElasticPool) {
   testkit::Watchdog dog(20s, "8 short jobs, deadline 5 s ahead");
   Rig<TestType> rig(2);
   for (std::uint64_t i = 0; i < 8; ++i) rig.pool.submit(make_job(i, kSleep50));
@@ -145,7 +146,7 @@ TEMPLATE_TEST_CASE("pool: stop before its deadline runs every job submitted", "[
 }
 
 TEMPLATE_TEST_CASE("pool: stop past its deadline drops queued jobs and lets go of threads in handlers",
-                   "[pool][ch01][ch02]", pool::DatagramPool, pool::RingPool) {
+                   "[pool][ch01][ch02]", pool::DatagramPool, pool::RingPool, pool::ElasticPool) {
   testkit::Watchdog dog(20s, "6 queued 3 s jobs on 2 threads, deadline 1 s");
   reset_blocks();
   Rig<TestType> rig(2);
@@ -165,7 +166,7 @@ TEMPLATE_TEST_CASE("pool: stop past its deadline drops queued jobs and lets go o
 }
 
 TEMPLATE_TEST_CASE("pool: a thread stuck in a handler does not hold stop past its deadline", "[pool][ch01][ch02]",
-                   pool::DatagramPool, pool::RingPool) {
+                   pool::DatagramPool, pool::RingPool, pool::ElasticPool) {
   testkit::Watchdog dog(20s, "one thread stuck, deadline 200 ms");
   reset_blocks();
   Rig<TestType> rig(1);
@@ -191,7 +192,7 @@ const http::Handler kHalfStream = [](const http::Request&, http::Responder& out)
 }  // namespace
 
 TEMPLATE_TEST_CASE("pool: a handler that throws or does not answer is answered 500, or its stream aborted",
-                   "[pool][ch01][ch02]", pool::DatagramPool, pool::RingPool) {
+                   "[pool][ch01][ch02]", pool::DatagramPool, pool::RingPool, pool::ElasticPool) {
   testkit::Watchdog dog(20s, "four failing handlers");
   Rig<TestType> rig(2);
   rig.pool.submit(make_job(0, kThrows));
@@ -223,7 +224,7 @@ const http::Handler kFlood = [](const http::Request&, http::Responder& out) {
 }  // namespace
 
 TEMPLATE_TEST_CASE("pool: a streaming handler waits at the unsent budget and stops waiting on cancel",
-                   "[pool][ch01][ch02]", pool::DatagramPool, pool::RingPool) {
+                   "[pool][ch01][ch02]", pool::DatagramPool, pool::RingPool, pool::ElasticPool) {
   testkit::Watchdog dog(20s, "a 4 MiB stream nobody reads");
   Rig<TestType> rig(1);
   auto ticket = std::make_shared<pool::JobTicket>();  // the rig's loop never subtracts: nobody reads
@@ -240,7 +241,7 @@ TEMPLATE_TEST_CASE("pool: a streaming handler waits at the unsent budget and sto
 }
 
 TEMPLATE_TEST_CASE("pool: the front exchange's stream does not wait behind answers held for later exchanges",
-                   "[pool][ch01][ch02]", pool::DatagramPool, pool::RingPool) {
+                   "[pool][ch01][ch02]", pool::DatagramPool, pool::RingPool, pool::ElasticPool) {
   testkit::Watchdog dog(20s, "a front stream behind 2 MiB held for a later exchange");
   Rig<TestType> rig(1);
   auto ticket = std::make_shared<pool::JobTicket>();

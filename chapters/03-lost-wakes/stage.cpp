@@ -1,0 +1,31 @@
+// chapters/03-lost-wakes/stage.cpp: the composition root of stage 03.
+// Stage 02 with the ring pool's wake policy selectable: `--pool-wake elastic` (the default:
+// one idle spinner, a wake only for an all-parked lane, the loop's age check, a wake
+// channel per thread) or `shared` (chapter 02's RingPool as it ships), env
+// HANDOFF_POOL_WAKE; `--pool-ring off` still selects chapter 01's datagram path.
+#include <CLI/CLI.hpp>
+
+#include "app/demo_routes.h"
+#include "pool/ring_flags.h"
+#include "server/server.h"
+
+using namespace handoff;
+
+// [stage03.main]
+int main(int argc, char** argv) {
+  CLI::App cli{
+      "handoff stage 03: the elastic pool: wake only when every thread is parked, and the one that parked last"};
+  server::ServerOptions options;
+  server::add_core_flags(cli, options);
+  pool::RingChoice ring;
+  pool::add_ring_flags(cli, ring);
+  pool::add_wake_flag(cli, ring);
+  CLI11_PARSE(cli, argc, argv);
+
+  stats::Registry registry;
+  app::Router router;
+  app::add_demo_routes(router, registry);
+  server::Server server(options, router, registry, pool::ring_pool_factory(ring));
+  return server::run_until_signal(server, registry);
+}
+// [stage03.main]

@@ -1,0 +1,349 @@
+// pool/elastic_pool: the ring hand-off with the elastic rules: one idle spinner, a wake only
+// for an all-parked lane, the loop's age check, and a wake channel per thread (chapter 03).
+#include "pool/elastic_pool.h"
+
+#include <poll.h>
+
+#include <string>
+
+#include "pool/completion_ring.h"
+#include "pool/handler_slot.h"
+#include "pool/run_job.h"
+#include "stats/thread_cpu.h"
+#include "sync/mpmc_ring.h"
+
+namespace handoff::pool {
+
+/// Everything a pool thread touches. The pool and each of its threads hold a reference, so
+/// a thread that stop() let go of inside a handler still finds it when the handler returns.
+struct ElasticPool::Core {
+  Core(const PoolConfig& config, ElasticPoolOptions o)
+      : options(std::move(o)),
+        threads(config.threads),
+        jobs(options.ring_capacity),
+        done(options.ring_capacity),
+        channels(std::make_unique<WakeChannel[]>(static_cast<std::size_t>(config.threads))),
+        slots(std::make_unique<HandlerSlot[]>(static_cast<std::size_t>(config.threads))) {}
+  ~Core() {  // no thread uses the core any more: free what the job ring still holds
+    Job* job = nullptr;
+    while (jobs.try_pop(job)) delete job;
+  }
+
+  /// How a park ended.
+  enum class Parked { took_job, woken, stop };
+
+  void thread_main(WakeChannel& me, stats::ThreadStats& stats, HandlerSlot& slot);
+  bool spin_for_job(WakeChannel& me, stats::ThreadStats& stats, Job*& job);
+  Parked park(WakeChannel& me, stats::ThreadStats& stats, Job*& job);
+  bool run(stats::ThreadStats& stats, HandlerSlot& slot, Job* job);
+  bool wake_newest(stats::ThreadStats& loop_stats);
+  void wake_all(stats::ThreadStats& loop_stats);
+
+  const ElasticPoolOptions options;
+  const int threads;
+  sync::MpmcRing<Job*> jobs;
+  CompletionRing done;
+  std::unique_ptr<WakeChannel[]> channels;  // one per thread, by index
+  std::unique_ptr<HandlerSlot[]> slots;     // one per thread, by index
+  // Threads counted parked: raised by a thread as it parks, lowered by whoever moves it off
+  // PARKED (the loop's wake, or the thread's own cancel). Read by submit at every push.
+  alignas(64) std::atomic<int> parked{0};
+  std::atomic<std::uint32_t> park_seq{0};         // tickets that rank parks by age
+  alignas(64) std::atomic<bool> spinner{false};   // a thread spins idle (rule 1)
+  alignas(64) std::atomic<bool> stopping{false};  // raised by stop() once every job is in the ring
+  std::atomic<bool> past_deadline{false};         // raised by stop() at its deadline (see run_job)
+  std::atomic<std::size_t> deadline_drops{0};     // jobs dropped for the deadline; read after the joins
+};
+
+ElasticPool::ElasticPool(const PoolConfig& config, ElasticPoolOptions options)
+    : config_(config), core_(std::make_shared<Core>(config, std::move(options))) {}
+
+ElasticPool::~ElasticPool() { stop(kNoDeadline); }
+
+int ElasticPool::parked() const noexcept {
+  // relaxed: a snapshot for tests and the harness, ordered by nothing.
+  return core_->parked.load(std::memory_order_relaxed);
+}
+
+WakeChannel::Kind ElasticPool::thread_state(int i) const noexcept {
+  return core_->channels[static_cast<std::size_t>(i)].kind();
+}
+
+bool ElasticPool::loop_waiting() const noexcept { return core_->done.loop_waiting(); }
+
+void ElasticPool::Endpoint::on_io(std::uint32_t) { pool->core_->done.take_poke(*pool->loop_stats_); }
+
+void ElasticPool::bind(loop::Reactor& reactor, FrameSink& sink, stats::Registry& registry,
+                       stats::ThreadStats& loop_stats) {
+  reactor_ = &reactor;
+  sink_ = &sink;
+  loop_stats_ = &loop_stats;
+  done_endpoint_.pool = this;
+  reactor.add(core_->done.loop_fd(), EPOLLIN, &done_endpoint_);
+  for (int i = 0; i < config_.threads; ++i) {
+    auto& st = registry.add("pool-" + std::to_string(config_.worker_index) + "-" + std::to_string(i), "pool");
+    const auto index = static_cast<std::size_t>(i);
+    WakeChannel& channel = core_->channels[index];
+    HandlerSlot& slot = core_->slots[index];
+    threads_.emplace_back([core = core_, &channel, &st, &slot] { core->thread_main(channel, st, slot); });
+  }
+}
+
+// ---------------------------------------------------------------- the loop's side
+
+// [elastic.submit]
+void ElasticPool::submit(Job* job) {
+  if (!backlog_.empty() || !core_->jobs.try_push(job)) {
+    backlog_.push_back(job);  // the ring is full: ready_to_wait() pushes it when room comes
+    return;
+  }
+  ++pushed_;
+  // The push (a release store of the cell's sequence) must be visible before we read the
+  // parked count: a store then a load, which only a seq_cst fence orders. Pairs with the
+  // fence in park() between announcing and re-checking.
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  wake_if_all_parked();
+}
+
+void ElasticPool::wake_if_all_parked() {
+  // Rule 2: a running or spinning thread comes back to the ring by itself, so wake only a
+  // lane whose every thread is parked, and only one: wake_newest() lowers the count before
+  // it returns, so the next push of a burst reads one parked thread fewer and wakes nobody.
+  // relaxed: the fence before this call orders this load after the push; only this thread
+  // lowers the count for a woken thread, so it reads its own decrements.
+  if (!core_->options.submit_wakes || core_->parked.load(std::memory_order_relaxed) < config_.threads) return;
+  core_->wake_newest(*loop_stats_);
+}
+// [elastic.submit]
+
+// [elastic.wake]
+bool ElasticPool::Core::wake_newest(stats::ThreadStats& loop_stats) {
+  for (;;) {
+    WakeChannel* best = nullptr;
+    std::uint32_t best_seq = 0;
+    for (int i = 0; i < threads; ++i) {
+      WakeChannel& ch = channels[static_cast<std::size_t>(i)];
+      std::uint32_t seq = 0;
+      if (ch.parked_seq(seq) && (best == nullptr || WakeChannel::newer(seq, best_seq))) {
+        best = &ch;
+        best_seq = seq;
+      }
+    }
+    if (best == nullptr) return false;
+    if (best->wake(best_seq, loop_stats)) {
+      // The CAS made us the owner of the thread's way out of PARKED: lower its count now,
+      // before this thread looks at the count again. relaxed: the CAS's acquire already
+      // ordered the thread's increment before this decrement.
+      parked.fetch_sub(1, std::memory_order_relaxed);
+      loop_stats.add(stats::Counter::wakes_sent);
+      return true;
+    }
+    // The thread's re-check found work and it cancelled its park: choose again.
+  }
+}
+
+void ElasticPool::Core::wake_all(stats::ThreadStats& loop_stats) {
+  while (wake_newest(loop_stats)) {
+  }
+}
+// [elastic.wake]
+
+// [elastic.age]
+void ElasticPool::check_age() {
+  if (!core_->options.age_check) return;
+  const std::uint64_t pops = core_->jobs.pops();
+  if (pops == pushed_) {  // nothing waits in the ring
+    standing_since_ = 0;
+    return;
+  }
+  const std::int64_t now = stats::monotonic_ns();
+  if (pops != last_pops_ || standing_since_ == 0) {  // draining (however deep), or just filled
+    last_pops_ = pops;
+    standing_since_ = now;
+    return;
+  }
+  if (now - standing_since_ <= core_->options.age_ns) return;
+  // Rule 3: jobs wait and nobody has popped for longer than T: every thread that could take
+  // them is busy or asleep. Wake one parked thread; at most one per T while it stands still.
+  // No fence: a thread whose announcement we do not see yet is seen on the next pass (the
+  // wait is capped), and the CAS in wake() orders the jobs before the woken thread's pop.
+  standing_since_ = now;
+  if (core_->wake_newest(*loop_stats_)) loop_stats_->add(stats::Counter::age_wakes);
+}
+
+bool ElasticPool::jobs_waiting() const noexcept { return !backlog_.empty() || core_->jobs.pops() != pushed_; }
+
+int ElasticPool::max_wait_ms() {
+  return core_->options.age_check && jobs_waiting() ? core_->options.pending_wait_ms : kNoWaitCap;
+}
+// [elastic.age]
+
+void ElasticPool::push_backlog() {
+  bool pushed = false;
+  while (!backlog_.empty() && core_->jobs.try_push(backlog_.front())) {
+    backlog_.pop_front();
+    ++pushed_;
+    pushed = true;
+  }
+  if (pushed) {
+    std::atomic_thread_fence(std::memory_order_seq_cst);  // as in submit(): push → read the parked count
+    wake_if_all_parked();
+  }
+}
+
+bool ElasticPool::ready_to_wait() {
+  check_age();
+  push_backlog();
+  // Announce, then re-check (pool/completion_ring.h): the completion ring, and with a
+  // backlog the job ring's room (push_backlog's try_push reads the cell a pop freed; a pop
+  // that frees one is followed by a frame or a drop, and its poke).
+  core_->done.announce_wait();
+  push_backlog();  // what does not fit waits for the poke of the job that makes room
+  if (core_->done.has_frames()) {
+    core_->done.end_wait();
+    return false;  // completions are waiting: poll without blocking, then drain them
+  }
+  return true;
+}
+
+void ElasticPool::after_wait() {
+  core_->done.end_wait();
+  core_->done.drain(*sink_);
+}
+
+// ---------------------------------------------------------------- a pool thread's side
+
+// [elastic.thread]
+void ElasticPool::Core::thread_main(WakeChannel& me, stats::ThreadStats& stats, HandlerSlot& slot) {
+  stats.attach_current_thread();
+  for (;;) {
+    Job* job = nullptr;
+    if (jobs.try_pop(job) || spin_for_job(me, stats, job)) {
+      if (!run(stats, slot, job)) return;  // let go of by stop(): touch nothing of the loop's
+      continue;
+    }
+    const Parked how = park(me, stats, job);
+    if (how == Parked::stop) break;
+    if (how == Parked::took_job && !run(stats, slot, job)) return;
+  }
+  stats.detach_current_thread();
+  slot.finish();  // the last touch: stop() may join and free the loop's world after it
+}
+
+bool ElasticPool::Core::spin_for_job(WakeChannel& me, stats::ThreadStats& stats, Job*& job) {
+  // Rule 1: one idle spinner per lane. The exchange makes one of the threads that find the
+  // ring empty the spinner; the others park at once (the load first spares them the RMW).
+  // relaxed (all): the flag is a role, not a publication; a thread that loses it parks, and
+  // the park's own fences keep its wake. A stale view costs one spin more or less.
+  if (options.spin.spin_ns <= 0 || spinner.load(std::memory_order_relaxed) ||
+      spinner.exchange(true, std::memory_order_relaxed)) {
+    return false;
+  }
+  me.set(WakeChannel::Kind::spinning);
+  // Spin for a job, or until stop() raises its flag (the park that follows then exits).
+  // relaxed: the park re-reads the flag with acquire before it trusts an empty ring.
+  sync::spin_until(
+      options.spin, [&] { return jobs.try_pop(job) || stopping.load(std::memory_order_relaxed); }, &stats);
+  spinner.store(false, std::memory_order_relaxed);
+  me.set(WakeChannel::Kind::running);
+  if (job == nullptr) return false;
+  stats.add(stats::Counter::spin_catches);
+  return true;
+}
+// [elastic.thread]
+
+// [elastic.park]
+ElasticPool::Core::Parked ElasticPool::Core::park(WakeChannel& me, stats::ThreadStats& stats, Job*& job) {
+  // relaxed: a ticket that ranks parks by age for the waker's choice; it orders nothing.
+  const std::uint32_t seq = park_seq.fetch_add(1, std::memory_order_relaxed);
+  // Counted before announced. relaxed: announce_parked()'s release orders it before the
+  // loop's decrement (which follows an acquire CAS that read the announcement).
+  parked.fetch_add(1, std::memory_order_relaxed);
+  me.announce_parked(seq);
+  // The announcement (count and state) must be visible before we look at the ring again: a
+  // store then a load. Pairs with the fence in submit() between its push and its read of the
+  // count, and with the one in stop() between raising its flag and reading the states.
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  if (options.between_park_steps) options.between_park_steps();
+  // acquire: pairs with stop()'s release store: a thread that sees the flag sees every job
+  // pushed before it, so the try_pop below finding nothing means nothing is left.
+  const bool stop = stopping.load(std::memory_order_acquire);
+  if (jobs.try_pop(job) || stop) {
+    // Not parking after all. If the loop woke us meanwhile, it owns the way out of PARKED
+    // and lowered the count itself. relaxed: our own increment is sequenced before.
+    if (me.cancel_park(seq)) parked.fetch_sub(1, std::memory_order_relaxed);
+    return job != nullptr ? Parked::took_job : Parked::stop;
+  }
+  stats.add(stats::Counter::parks);
+  me.sleep(seq, stats);  // until the loop moves us to WOKEN (it lowered the count)
+  return Parked::woken;
+}
+// [elastic.park]
+
+bool ElasticPool::Core::run(stats::ThreadStats& stats, HandlerSlot& slot, Job* job) {
+  const RunOutcome outcome =
+      run_job(job, RunContext{stats, slot, past_deadline}, [this, &stats](Frame* f) { done.push(f, stats); });
+  if (outcome == RunOutcome::dropped) {
+    // relaxed (both): a flag and a count, see their declarations.
+    if (past_deadline.load(std::memory_order_relaxed)) deadline_drops.fetch_add(1, std::memory_order_relaxed);
+    done.poke_loop_if_waiting(stats);  // the pop made room a loop with a backlog may wait for
+  }
+  return outcome != RunOutcome::thread_abandoned;
+}
+
+// [elastic.stop]
+std::size_t ElasticPool::stop(std::int64_t deadline_ns) {
+  if (stopped_ || threads_.empty()) {
+    stopped_ = true;
+    return 0;
+  }
+  stopped_ = true;
+  std::size_t dropped_here = 0;
+  bool stop_sent = false;
+  auto send_stop = [&] {
+    // release: pairs with the acquire in park(): every job pushed so far is in the ring
+    // for a thread that sees the flag.
+    core_->stopping.store(true, std::memory_order_release);
+    // The flag must be visible before we read the threads' states: a store then a load.
+    // Pairs with the fence in park() between announcing and re-checking.
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    core_->wake_all(*loop_stats_);  // a thread not parked sees the flag when it next parks
+    stop_sent = true;
+  };
+  auto at_deadline = [&] {
+    // relaxed: threads look at it before each job; a late look is covered by the let-go.
+    core_->past_deadline.store(true, std::memory_order_relaxed);
+    for (Job* job : backlog_) delete job;
+    dropped_here += backlog_.size();
+    backlog_.clear();
+    if (!stop_sent) send_stop();
+  };
+  auto turn = [&] {
+    if (!stop_sent) {
+      push_backlog();
+      check_age();
+      if (backlog_.empty()) send_stop();
+    }
+    core_->done.drain(*sink_);
+    pollfd p{core_->done.loop_fd(), POLLIN, 0};
+    ::poll(&p, 1, 1);
+    loop_stats_->add(stats::Counter::syscalls);
+    if (p.revents & POLLIN) core_->done.take_poke(*loop_stats_);
+  };
+  settle_threads(threads_, core_->slots.get(), deadline_ns, at_deadline, turn);
+  // Every thread has finished or been let go of; none pops any more. What the ring still
+  // holds was left by threads stuck in handlers.
+  Job* job = nullptr;
+  while (core_->jobs.try_pop(job)) {
+    delete job;
+    ++dropped_here;
+  }
+  loop_stats_->add(stats::Counter::jobs_abandoned, dropped_here);
+  core_->done.drain(*sink_);
+  reactor_->remove(core_->done.loop_fd(), &done_endpoint_);
+  // relaxed: the threads that counted have been joined (the join orders their counts).
+  return dropped_here + core_->deadline_drops.load(std::memory_order_relaxed);
+}
+// [elastic.stop]
+
+}  // namespace handoff::pool

@@ -1,0 +1,121 @@
+// pool/wake_channel: one pool thread's own wake: a 32-bit state word and a futex on it
+// (chapter 03).
+// Role: let a waker wake exactly the thread it chose, and leave no wake behind for anyone
+// else to read: the state word says what the thread is doing, a compare-exchange off PARKED
+// decides who owns the wake, and the futex is only the sleep and the nudge out of it.
+//
+// Why a futex, from chapter 01's price list (benchmarks/results/01-baseline/
+// handoff-probe.csv; a round trip is two wakes, on the 2-core EPYC VM), medians:
+//
+//   mechanism            cpu_us  cpu_us_sender  cpu_us_receiver  wall_us
+//   dgram_socketpair      38.5       19.4           19.1           50.7
+//   eventfd               33.1       17.1           15.3           45.0
+//   condvar_mutex         32.3       17.2           15.5           44.4
+//   atomic_wait_notify     2.5        1.2            1.3            2.8
+//
+// The probe has no row for a bare futex that always sleeps. atomic_wait_notify is a futex,
+// but libstdc++ spins before it sleeps, so most of its round trips never reach the kernel
+// (that row prices a caught spin, not a sleep); condvar_mutex is a futex wait and wake with
+// a mutex around them: our reading is that it prices a bare futex from above (a probe row
+// for a bare futex is what would check it). Read that way: in the total column the sleeping
+// mechanisms' min-max ranges overlap, so the run does not show a difference there; in
+// cpu_us_sender, the waker's side (the loop is the waker here, and its CPU per request is
+// what this book optimises), the datagram pair's median, 19.4, lies above the whole range of
+// eventfd (16.5-18.0) and of condvar_mutex (14.2-18.2). So the price tells against the
+// datagram pair, on the loop's side, and does not choose between a futex and an eventfd.
+// What else each one brings does. A datagram or an eventfd is a buffer: a wake written to it
+// stays there until somebody reads it, and chapter 02's lost wake was a buffered wake read by
+// the wrong thread. A futex stores nothing: the state word is the message, FUTEX_WAIT sleeps only
+// while the word still says PARKED, and a FUTEX_WAKE that finds nobody asleep vanishes. It
+// needs no descriptor per thread and no epoll (nobody waits on a pool thread's channel but
+// the thread). We call the futex ourselves rather than through std::atomic::wait so that its
+// spin is not added to ours (the lane's idle spinner, sync/spin_wait.h) and every system
+// call is counted.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+
+#include "stats/thread_stats.h"
+
+namespace handoff::pool {
+
+/// One thread's wake channel. The state word holds a kind in its low two bits and, for
+/// PARKED, a park sequence number in the other thirty:
+///
+///   RUNNING  the thread is running a job or looking at the ring (only it writes this)
+///   SPINNING the thread is the lane's idle spinner (only it writes this)
+///   PARKED(seq) the thread has announced it is about to sleep, or sleeps
+///   WOKEN    a waker moved it off PARKED; the thread will run again (only it leaves WOKEN)
+///
+/// Guarantee: a thread leaves PARKED exactly once per park, by ONE compare-exchange: the
+/// waker's (PARKED → WOKEN, wake()) or the thread's own (PARKED → RUNNING, cancel_park(),
+/// when its re-check found work). Whoever wins owns the transition; the loser sees the CAS
+/// fail and does nothing. So no wake is ever left for a thread that is not asleep, and a
+/// thread that sleeps returns only once a waker chose it.
+///
+/// Cost: the thread's side is plain stores and one CAS per park; a sleep is one FUTEX_WAIT
+/// (more only after a spurious return); a wake is one CAS and one FUTEX_WAKE.
+class WakeChannel {
+ public:
+  /// What the thread is doing (the word's low two bits).
+  enum class Kind : std::uint32_t { running = 0, spinning = 1, parked = 2, woken = 3 };
+
+  /// The thread: it is running, or it spins as the lane's idle spinner. Only called while the
+  /// word is RUNNING, SPINNING or WOKEN, which nobody else writes. relaxed: a report for
+  /// tests and the harness; nothing is ordered by it (the wake protocol uses PARKED only).
+  void set(Kind kind) noexcept { word_.store(static_cast<std::uint32_t>(kind), std::memory_order_relaxed); }
+
+  /// The thread: announce PARKED with sequence `seq` (only its low 30 bits are kept).
+  /// release: pairs with the acquire of wake()'s CAS: what the thread did before announcing
+  /// (it counted itself in the lane's parked count) happens before the waker's next step
+  /// (it lowers that count), so the count never goes below the threads it counts. The caller
+  /// must follow this with a seq_cst fence before it re-checks the ring (see elastic_pool).
+  void announce_parked(std::uint32_t seq) noexcept { word_.store(parked_word(seq), std::memory_order_release); }
+
+  /// The thread: its re-check found work (or a stop), so it leaves PARKED by itself. False
+  /// when a waker moved it to WOKEN first: the waker then owns the transition (and lowered
+  /// the parked count); the thread just carries on, as it would after a wake. Either way
+  /// the word is RUNNING afterwards. relaxed: the CAS decides who owns the transition by
+  /// its atomicity alone; the thread reads nothing the waker wrote through it.
+  bool cancel_park(std::uint32_t seq) noexcept;
+
+  /// The thread: sleep while the word is still PARKED(seq), then set it RUNNING. Counts
+  /// every FUTEX_WAIT in `stats` (handoff_recvs and syscalls).
+  void sleep(std::uint32_t seq, stats::ThreadStats& stats) noexcept;
+
+  /// The waker: the sequence this channel is parked with, or false (a snapshot). relaxed:
+  /// only a choice among candidates; wake()'s CAS checks it again.
+  bool parked_seq(std::uint32_t& seq) const noexcept;
+
+  /// The waker: move the thread from PARKED(seq) to WOKEN and wake it. False (and no
+  /// syscall) when the word no longer says PARKED(seq): the thread cancelled its park or was
+  /// woken by someone else. Counts the FUTEX_WAKE in `stats` (handoff_sends and syscalls).
+  bool wake(std::uint32_t seq, stats::ThreadStats& stats) noexcept;
+
+  /// The kind, for tests and the harness (a snapshot, ordered by nothing).
+  Kind kind() const noexcept {
+    // relaxed: a snapshot for tests.
+    return static_cast<Kind>(word_.load(std::memory_order_relaxed) & 3U);
+  }
+
+  /// Sequences are kept to 30 bits and compared modulo 2^30 (see newer()).
+  static constexpr std::uint32_t kSeqMask = (std::uint32_t{1} << 30) - 1;
+  /// Whether park sequence `a` was taken after `b`: the waker prefers the newest (the
+  /// thread that parked last has the warmest caches). Modulo 2^30, so a thread parked for
+  /// 2^29 of its siblings' parks would look new again: a preference only, never a wake lost.
+  static bool newer(std::uint32_t a, std::uint32_t b) noexcept {
+    const std::uint32_t ahead = (a - b) & kSeqMask;
+    return ahead != 0 && ahead < (kSeqMask >> 1) + 1;
+  }
+
+ private:
+  static constexpr std::uint32_t parked_word(std::uint32_t seq) noexcept {
+    return ((seq & kSeqMask) << 2) | static_cast<std::uint32_t>(Kind::parked);
+  }
+  // Its own cache line: the thread writes it at every idle episode, the waker reads it.
+  alignas(64) std::atomic<std::uint32_t> word_{static_cast<std::uint32_t>(Kind::running)};
+  static_assert(std::atomic<std::uint32_t>::is_always_lock_free, "the futex is the word itself");
+};
+
+}  // namespace handoff::pool
