@@ -10,7 +10,8 @@
 # The targets are every NAME with a directory of committed seeds code/*/fuzz/corpus/NAME
 # (or those FUZZ_TARGETS names); each is built from the CMake target fuzz-NAME. New inputs
 # the fuzzer finds go to BUILD_DIR/corpus/NAME (kept between runs, never committed);
-# code/http/fuzz/http.dict is the dictionary for all.
+# code/http/fuzz/http.dict is the dictionary for all, with a target's own
+# code/*/fuzz/NAME.dict (if any) appended.
 set -euo pipefail
 cd "$(dirname "$0")/../../.."
 seconds=${1:-60}
@@ -27,9 +28,11 @@ for name in $targets; do
   seeds=$(find code -type d -path "*/fuzz/corpus/$name" | head -n 1)
   found="$build/corpus/$name"
   mkdir -p "$found" "$build/artifacts"
+  dict="$build/$name.dict"
+  cat code/http/fuzz/http.dict $(find code -type f -path "*/fuzz/$name.dict") >"$dict"
   echo "== fuzz-$name: ${seconds}s, seeds $seeds, found inputs in $found"
   ASAN_OPTIONS=abort_on_error=1:detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
     "$binary" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 "${parallel[@]}" \
-    -dict=code/http/fuzz/http.dict -artifact_prefix="$build/artifacts/" -print_final_stats=1 \
+    -dict="$dict" -artifact_prefix="$build/artifacts/" -print_final_stats=1 \
     "$found" "$seeds"
 done
