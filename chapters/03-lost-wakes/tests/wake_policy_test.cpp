@@ -10,9 +10,11 @@
 #include <vector>
 
 #include "testkit/http_client.h"
+#include "testkit/requests.h"
 #include "testkit/stage_process.h"
 
 using handoff::testkit::Client;
+using handoff::testkit::get;
 using handoff::testkit::StageProcess;
 using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
@@ -22,7 +24,6 @@ std::vector<std::string> wake_args(const std::string& wake, int threads) {
   return {"--dispatch",  "pool", "--blocking-threads", std::to_string(threads), "--pool-all-routes",
           "--pool-wake", wake};
 }
-std::string get(const std::string& target) { return "GET " + target + " HTTP/1.1\r\nHost: t\r\n\r\n"; }
 
 /// The loop thread's counters from /stats.
 nlohmann::json loop_counters(int port) {

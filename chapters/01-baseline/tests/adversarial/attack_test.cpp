@@ -17,28 +17,19 @@
 #include <vector>
 
 #include "testkit/http_client.h"
+#include "testkit/requests.h"
 #include "testkit/stage_process.h"
 
 using handoff::testkit::Client;
+using handoff::testkit::dispatch_args;
+using handoff::testkit::elapsed_ms;
+using handoff::testkit::get;
+using handoff::testkit::repeat;
 using handoff::testkit::StageProcess;
 using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
 
 namespace {
-std::vector<std::string> attack_args(const std::string& dispatch, std::vector<std::string> extra = {}) {
-  std::vector<std::string> a{"--dispatch", dispatch, "--blocking-threads", "2"};
-  a.insert(a.end(), extra.begin(), extra.end());
-  return a;
-}
-std::string get(const std::string& target) { return "GET " + target + " HTTP/1.1\r\nHost: t\r\n\r\n"; }
-std::string repeat(const std::string& s, int n) {
-  std::string out;
-  for (int i = 0; i < n; ++i) out += s;
-  return out;
-}
-long elapsed_ms(Clock::time_point since) {
-  return static_cast<long>(std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - since).count());
-}
 /// Resident memory of a process in KiB (VmRSS in /proc/PID/status).
 long rss_kib(pid_t pid) {
   std::ifstream in("/proc/" + std::to_string(pid) + "/status");
@@ -60,7 +51,7 @@ void served(int port) {
 
 TEST_CASE("stage 01: slow heads on many connections are cut at the header timeout while others are served",
           "[stage][adversarial][ch01]") {
-  StageProcess stage(HANDOFF_STAGE_BINARY, attack_args("inline", {"--header-timeout-ms", "300"}));
+  StageProcess stage(HANDOFF_STAGE_BINARY, dispatch_args("inline", {"--header-timeout-ms", "300"}));
   std::vector<std::unique_ptr<Client>> slow;
   for (int i = 0; i < 50; ++i) slow.push_back(std::make_unique<Client>(stage.port()));
   const std::string head = "GET / HTTP/1.1\r\nHost: t\r\nX-Slow: aaaaaaaaaaaaaaaaaaaa\r\n";
@@ -79,7 +70,7 @@ TEST_CASE("stage 01: slow heads on many connections are cut at the header timeou
 
 TEST_CASE("stage 01: a body that stops arriving is answered 408 at the idle timeout", "[stage][adversarial][ch01]") {
   const std::string dispatch = GENERATE("inline", "pool");
-  StageProcess stage(HANDOFF_STAGE_BINARY, attack_args(dispatch, {"--idle-timeout-ms", "300"}));
+  StageProcess stage(HANDOFF_STAGE_BINARY, dispatch_args(dispatch, {"--idle-timeout-ms", "300"}));
   Client c(stage.port());
   c.send("POST /echo HTTP/1.1\r\nHost: t\r\nContent-Length: 100\r\n\r\n");
   for (int i = 0; i < 5; ++i) {  // a slow drip keeps it alive ...
@@ -98,7 +89,7 @@ TEST_CASE("stage 01: a body that stops arriving is answered 408 at the idle time
 TEST_CASE("stage 01: a client that never reads cannot make the server hold unbounded output",
           "[stage][adversarial][ch01]") {
   const std::string dispatch = GENERATE("inline", "pool");
-  StageProcess stage(HANDOFF_STAGE_BINARY, attack_args(dispatch));
+  StageProcess stage(HANDOFF_STAGE_BINARY, dispatch_args(dispatch));
   served(stage.port());
   const long before = rss_kib(stage.pid());
   Client hog(stage.port());
@@ -119,7 +110,7 @@ TEST_CASE("stage 01: a client that never reads cannot make the server hold unbou
 
 TEST_CASE("stage 01: clients that reset mid-request leave the server serving", "[stage][adversarial][ch01]") {
   const std::string dispatch = GENERATE("inline", "pool");
-  StageProcess stage(HANDOFF_STAGE_BINARY, attack_args(dispatch));
+  StageProcess stage(HANDOFF_STAGE_BINARY, dispatch_args(dispatch));
   for (int i = 0; i < 10; ++i) {
     Client c(stage.port());
     switch (i % 3) {
@@ -147,7 +138,7 @@ TEST_CASE("stage 01: clients that reset mid-request leave the server serving", "
 }
 
 TEST_CASE("stage 01: a saturated pool still answers routes that never block at once", "[stage][adversarial][ch01]") {
-  StageProcess stage(HANDOFF_STAGE_BINARY, attack_args("pool"));
+  StageProcess stage(HANDOFF_STAGE_BINARY, dispatch_args("pool"));
   std::vector<std::unique_ptr<Client>> slow;
   for (int i = 0; i < 16; ++i) {
     slow.push_back(std::make_unique<Client>(stage.port()));
@@ -168,7 +159,7 @@ TEST_CASE("stage 01: a saturated pool still answers routes that never block at o
 TEST_CASE("stage 01: SIGTERM under pipelined load answers whole or closes, and never truncates",
           "[stage][adversarial][ch01]") {
   const std::string dispatch = GENERATE("inline", "pool");
-  StageProcess stage(HANDOFF_STAGE_BINARY, attack_args(dispatch, {"--drain-timeout-ms", "2000"}));
+  StageProcess stage(HANDOFF_STAGE_BINARY, dispatch_args(dispatch, {"--drain-timeout-ms", "2000"}));
   constexpr int kClients = 8;
   std::atomic<int> started{0}, truncated{0}, bad{0}, answered{0};
   std::vector<std::thread> clients;
