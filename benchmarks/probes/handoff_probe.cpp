@@ -32,6 +32,7 @@
 #include <fstream>
 #include <iostream>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -47,15 +48,15 @@
 #include <sys/eventfd.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
-#include <sys/utsname.h>
 #include <unistd.h>
 
+#include "probe_report.h"
 #include "stats/thread_cpu.h"
 
 namespace handoff::bench {
 namespace {
 
-using Json = nlohmann::ordered_json;
+using Json = handoff::probes::Json;
 
 // A system call failed where the probe cannot go on: say which one and stop the process.
 // (The other thread may be blocked in the same mechanism, so unwinding would only hang.)
@@ -539,36 +540,6 @@ Summary summarize(std::vector<double> xs) {
 Json to_json(const Summary& s) { return Json{{"median", s.median}, {"min", s.min}, {"max", s.max}}; }
 
 // -------------------------------------------------------------------------------------
-// The machine the numbers came from.
-// -------------------------------------------------------------------------------------
-
-std::string cpu_model() {
-  std::ifstream in("/proc/cpuinfo");
-  std::string line;
-  std::string fallback;
-  while (std::getline(in, line)) {
-    const auto colon = line.find(':');
-    if (colon == std::string::npos) continue;
-    std::string key = line.substr(0, colon);
-    key.erase(key.find_last_not_of(" \t") + 1);
-    std::string value = line.substr(colon + 1);
-    value.erase(0, value.find_first_not_of(" \t"));
-    if (key == "model name") return value;                                               // x86
-    if (fallback.empty() && (key == "Hardware" || key == "CPU part")) fallback = value;  // arm
-  }
-  return fallback.empty() ? std::string("unknown") : fallback;
-}
-
-Json machine() {
-  utsname u{};
-  ::uname(&u);
-  return Json{{"cpu", cpu_model()},
-              {"cores", std::thread::hardware_concurrency()},
-              {"kernel", std::string(u.release)},
-              {"arch", std::string(u.machine)}};
-}
-
-// -------------------------------------------------------------------------------------
 // --check FILE: the smoke test's judge of a JSON written by this tool.
 // -------------------------------------------------------------------------------------
 
@@ -580,18 +551,9 @@ constexpr std::string_view kSleepsField = "sleeps_per_round_trip";
 constexpr std::string_view kBusySuffix = "_busy_neighbour";
 
 int check_file(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) {
-    std::fprintf(stderr, "handoff-probe --check: cannot open %s\n", path.c_str());
-    return 1;
-  }
-  Json doc;
-  try {
-    doc = Json::parse(in);
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "handoff-probe --check: %s is not JSON: %s\n", path.c_str(), e.what());
-    return 1;
-  }
+  const std::optional<Json> read = handoff::probes::read_json(path, "handoff-probe");
+  if (!read) return 1;
+  const Json& doc = *read;
   std::vector<std::string> problems;
   if (doc.value("tool", "") != "handoff-probe") problems.emplace_back("\"tool\" is not handoff-probe");
   if (!doc.contains("machine") || !doc["machine"].is_object()) problems.emplace_back("no \"machine\"");
@@ -750,8 +712,12 @@ int run(int argc, char** argv) {
     }
     results.push_back(std::move(r));
   }
-  const Json doc{{"tool", "handoff-probe"},      {"machine", machine()}, {"round_trips", round_trips},
-                 {"warmup_round_trips", warmup}, {"rounds", rounds},     {"busy_neighbour", busy},
+  const Json doc{{"tool", "handoff-probe"},
+                 {"machine", handoff::probes::machine()},
+                 {"round_trips", round_trips},
+                 {"warmup_round_trips", warmup},
+                 {"rounds", rounds},
+                 {"busy_neighbour", busy},
                  {"results", std::move(results)}};
 
   if (json_path.empty()) {

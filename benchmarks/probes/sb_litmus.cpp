@@ -21,6 +21,7 @@
 #include <ctime>
 #include <fstream>
 #include <iostream>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -29,16 +30,17 @@
 #include <nlohmann/json.hpp>
 
 #include <sched.h>
-#include <sys/utsname.h>
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <x86intrin.h>
+
+#include "probe_report.h"
 #endif
 
 namespace handoff::bench {
 namespace {
 
-using Json = nlohmann::ordered_json;
+using Json = handoff::probes::Json;
 
 // The clock both threads wait on: the time-stamp counter on x86 (constant-rate and
 // synchronised across cores on every machine this book runs on), else CLOCK_MONOTONIC ns.
@@ -210,32 +212,6 @@ Tally run_variant(Variant v, std::uint64_t trials, std::uint64_t lead, const std
   return {};
 }
 
-// -------------------------------------------------------------------------------------
-// The machine the numbers came from (as handoff-probe reports it).
-// -------------------------------------------------------------------------------------
-
-std::string cpu_model() {
-  std::ifstream in("/proc/cpuinfo");
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.rfind("model name", 0) != 0) continue;
-    const auto colon = line.find(':');
-    std::string value = line.substr(colon + 1);
-    value.erase(0, value.find_first_not_of(" \t"));
-    return value;
-  }
-  return "unknown";
-}
-
-Json machine() {
-  utsname u{};
-  ::uname(&u);
-  return Json{{"cpu", cpu_model()},
-              {"cores", std::thread::hardware_concurrency()},
-              {"kernel", std::string(u.release)},
-              {"arch", std::string(u.machine)}};
-}
-
 constexpr const char* kPlacements[] = {"pinned", "unpinned"};
 constexpr const char* kOutcomes[] = {"00", "01", "10", "11"};
 
@@ -246,18 +222,9 @@ constexpr const char* kOutcomes[] = {"00", "01", "10", "11"};
 // -------------------------------------------------------------------------------------
 
 int check_file(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) {
-    std::fprintf(stderr, "sb-litmus --check: cannot open %s\n", path.c_str());
-    return 1;
-  }
-  Json doc;
-  try {
-    doc = Json::parse(in);
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "sb-litmus --check: %s is not JSON: %s\n", path.c_str(), e.what());
-    return 1;
-  }
+  const std::optional<Json> read = handoff::probes::read_json(path, "sb-litmus");
+  if (!read) return 1;
+  const Json& doc = *read;
   std::vector<std::string> problems;
   if (doc.value("tool", "") != "sb-litmus") problems.emplace_back("\"tool\" is not sb-litmus");
   if (!doc.contains("machine") || !doc["machine"].is_object()) problems.emplace_back("no \"machine\"");
@@ -394,7 +361,7 @@ int run(int argc, char** argv) {
     }
   }
   const Json doc {
-    {"tool", "sb-litmus"}, {"machine", machine()}, {"trials", trials}, {"lead_ticks", lead},
+    {"tool", "sb-litmus"}, {"machine", handoff::probes::machine()}, {"trials", trials}, {"lead_ticks", lead},
 #if defined(__x86_64__) || defined(__i386__)
         {"clock", "tsc"},
 #else

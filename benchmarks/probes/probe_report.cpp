@@ -1,0 +1,55 @@
+// probes/probe_report: what every probe's JSON shares (chapter 01).
+#include "probe_report.h"
+
+#include <sys/utsname.h>
+
+#include <cstdio>
+#include <exception>
+#include <fstream>
+#include <thread>
+
+namespace handoff::probes {
+
+namespace {
+std::string cpu_model() {
+  std::ifstream in("/proc/cpuinfo");
+  std::string line;
+  std::string fallback;
+  while (std::getline(in, line)) {
+    const auto colon = line.find(':');
+    if (colon == std::string::npos) continue;
+    std::string key = line.substr(0, colon);
+    key.erase(key.find_last_not_of(" \t") + 1);
+    std::string value = line.substr(colon + 1);
+    value.erase(0, value.find_first_not_of(" \t"));
+    if (key == "model name") return value;                                               // x86
+    if (fallback.empty() && (key == "Hardware" || key == "CPU part")) fallback = value;  // arm
+  }
+  return fallback.empty() ? std::string("unknown") : fallback;
+}
+}  // namespace
+
+Json machine() {
+  utsname u{};
+  ::uname(&u);
+  return Json{{"cpu", cpu_model()},
+              {"cores", std::thread::hardware_concurrency()},
+              {"kernel", std::string(u.release)},
+              {"arch", std::string(u.machine)}};
+}
+
+std::optional<Json> read_json(const std::string& path, const char* tool) {
+  std::ifstream in(path);
+  if (!in) {
+    std::fprintf(stderr, "%s --check: cannot open %s\n", tool, path.c_str());
+    return std::nullopt;
+  }
+  try {
+    return Json::parse(in);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "%s --check: %s is not JSON: %s\n", tool, path.c_str(), e.what());
+    return std::nullopt;
+  }
+}
+
+}  // namespace handoff::probes
