@@ -150,8 +150,14 @@ TEMPLATE_TEST_CASE("pool: stop past its deadline drops queued jobs and lets go o
   testkit::Watchdog dog(20s, "6 queued 3 s jobs on 2 threads, deadline 1 s");
   reset_blocks();
   Rig<TestType> rig(2);
-  for (std::uint64_t i = 0; i < 6; ++i) rig.pool.submit(make_job(i, kBlocks));
-  REQUIRE(rig.turn_until([] { return g_blocked_started.load() == 2; }, 2s));
+  // The first two one at a time: on chapter 02's shared lane, a thread woken for the first
+  // job can take the poke sent for its sibling (the stolen credit chapter 03 closes), which
+  // would leave one thread parked; that hole is not what this test is about.
+  for (std::uint64_t i = 0; i < 2; ++i) {
+    rig.pool.submit(make_job(i, kBlocks));
+    REQUIRE(rig.turn_until([i] { return g_blocked_started.load() == static_cast<int>(i) + 1; }, 2s));
+  }
+  for (std::uint64_t i = 2; i < 6; ++i) rig.pool.submit(make_job(i, kBlocks));
   const auto start = Clock::now();
   const std::size_t abandoned = rig.pool.stop(ns_from_now(1s));
   const auto took = Clock::now() - start;
