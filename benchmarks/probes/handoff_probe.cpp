@@ -724,13 +724,7 @@ int run(int argc, char** argv) {
     std::cout << doc.dump(2) << '\n';
     return 0;
   }
-  std::ofstream out(json_path);
-  out << doc.dump(2) << '\n';
-  out.close();
-  if (!out) {
-    std::fprintf(stderr, "handoff-probe: cannot write %s\n", json_path.c_str());
-    return 1;
-  }
+  if (!handoff::probes::write_json(json_path, doc, "handoff-probe")) return 1;
   print_table(doc);
   return 0;
 }

@@ -38,6 +38,14 @@ Json machine() {
               {"arch", std::string(u.machine)}};
 }
 
+bool write_json(const std::string& path, const Json& doc, const char* tool) {
+  std::ofstream out(path);
+  out << doc.dump(2) << '\n';
+  out.close();
+  if (!out) std::fprintf(stderr, "%s: cannot write %s\n", tool, path.c_str());
+  return static_cast<bool>(out);
+}
+
 std::optional<Json> read_json(const std::string& path, const char* tool) {
   std::ifstream in(path);
   if (!in) {
