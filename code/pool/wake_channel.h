@@ -4,28 +4,17 @@
 // else to read: the state word says what the thread is doing, a compare-exchange off PARKED
 // decides who owns the wake, and the futex is only the sleep and the nudge out of it.
 //
-// Why a futex, from chapter 01's price list (benchmarks/results/01-baseline/
-// handoff-probe.csv; a round trip is two wakes, on the 2-core EPYC VM), medians:
-//
-//   mechanism            cpu_us  cpu_us_sender  cpu_us_receiver  wall_us
-//   dgram_socketpair      38.5       19.4           19.1           50.7
-//   eventfd               33.1       17.1           15.3           45.0
-//   condvar_mutex         32.3       17.2           15.5           44.4
-//   atomic_wait_notify     2.5        1.2            1.3            2.8
-//
-// The probe has no row for a bare futex that always sleeps. atomic_wait_notify is a futex,
-// but libstdc++ spins before it sleeps, so most of its round trips never reach the kernel
-// (that row prices a caught spin, not a sleep); condvar_mutex is a futex wait and wake with
-// a mutex around them: our reading is that it prices a bare futex from above (a probe row
-// for a bare futex is what would check it). Read that way: in the total column the sleeping
-// mechanisms' min-max ranges overlap, so the run does not show a difference there; in
-// cpu_us_sender, the waker's side (the loop is the waker here, and its CPU per request is
-// what this book optimises), the datagram pair's median, 19.4, lies above the whole range of
-// eventfd (16.5-18.0) and of condvar_mutex (14.2-18.2). So the price tells against the
-// datagram pair, on the loop's side, and does not choose between a futex and an eventfd.
+// Why a futex. Chapter 01's price list (benchmarks/results/01-baseline/handoff-probe.csv,
+// rendered in chapter 03's note) prices a round trip through each primitive. It has no row
+// for a bare futex that always sleeps: atomic_wait_notify is a futex, but libstdc++ spins
+// before it sleeps, so part of its round trips never reach the kernel (its sleeps column
+// says how many do); condvar_mutex is a futex wait and wake with a mutex around them, and
+// prices a bare futex from above. On the 2-core VM the sleeping mechanisms' min-max ranges
+// overlap, in total CPU and on the waker's side alike, so the price does not choose between
+// a futex, an eventfd and a datagram pair; at most it leans against the datagram pair.
 // What else each one brings does. A datagram or an eventfd is a buffer: a wake written to it
-// stays there until somebody reads it, and chapter 02's lost wake was a buffered wake read by
-// the wrong thread. A futex stores nothing: the state word is the message, FUTEX_WAIT sleeps only
+// stays there until somebody reads it, and the wake chapter 02's pool can lose is a buffered
+// wake read by the wrong thread. A futex stores nothing: the state word is the message, FUTEX_WAIT sleeps only
 // while the word still says PARKED, and a FUTEX_WAKE that finds nobody asleep vanishes. It
 // needs no descriptor per thread and no epoll (nobody waits on a pool thread's channel but
 // the thread). We call the futex ourselves rather than through std::atomic::wait so that its
