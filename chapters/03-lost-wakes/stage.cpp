@@ -3,7 +3,8 @@
 // one idle spinner, a wake only for an all-parked lane, the loop's age check, a wake
 // channel per thread), `shared` (chapter 02's RingPool as it ships: one wake socket per lane,
 // whose credit an awake thread can steal) or `chained` (the same pool with the chained wake
-// that closes that hole), env HANDOFF_POOL_WAKE; `--pool-ring off` still selects chapter 01's datagram path.
+// that closes that hole), env HANDOFF_POOL_WAKE; `--pool-ring off` still selects chapter
+// 01's datagram path.
 #include <CLI/CLI.hpp>
 
 #include "app/demo_routes.h"
