@@ -256,23 +256,33 @@ bool ElasticPool::Core::spin_for_job(WakeChannel& me, stats::ThreadStats& stats,
 ElasticPool::Core::Parked ElasticPool::Core::park(WakeChannel& me, stats::ThreadStats& stats, Job*& job) {
   // relaxed: a ticket that ranks parks by age for the waker's choice; it orders nothing.
   const std::uint32_t seq = park_seq.fetch_add(1, std::memory_order_relaxed);
-  // Counted before announced. relaxed: announce_parked()'s release orders it before the
-  // loop's decrement (which follows an acquire CAS that read the announcement).
-  parked.fetch_add(1, std::memory_order_relaxed);
-  me.announce_parked(seq);
-  // The announcement (count and state) must be visible before we look at the ring again: a
-  // store then a load. Pairs with the fence in submit() between its push and its read of the
-  // count, and with the one in stop() between raising its flag and reading the states.
-  std::atomic_thread_fence(std::memory_order_seq_cst);
-  if (options.between_park_steps) options.between_park_steps();
-  // acquire: pairs with stop()'s release store: a thread that sees the flag sees every job
-  // pushed before it, so the try_pop below finding nothing means nothing is left.
-  const bool stop = stopping.load(std::memory_order_acquire);
-  if (jobs.try_pop(job) || stop) {
-    // Not parking after all. If the loop woke us meanwhile, it owns the way out of PARKED
-    // and lowered the count itself. relaxed: our own increment is sequenced before.
-    if (me.cancel_park(seq)) parked.fetch_sub(1, std::memory_order_relaxed);
-    return job != nullptr ? Parked::took_job : Parked::stop;
+  if (options.park_order == ElasticPoolOptions::ParkOrder::recheck_then_announce) {
+    // The broken order, kept as the negative control (see ParkOrder). acquire: as below.
+    if (jobs.try_pop(job)) return Parked::took_job;
+    if (stopping.load(std::memory_order_acquire)) return Parked::stop;
+    if (options.between_park_steps) options.between_park_steps();
+    parked.fetch_add(1, std::memory_order_relaxed);
+    me.announce_parked(seq);
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+  } else {
+    // Counted before announced. relaxed: announce_parked()'s release orders it before the
+    // loop's decrement (which follows an acquire CAS that read the announcement).
+    parked.fetch_add(1, std::memory_order_relaxed);
+    me.announce_parked(seq);
+    // The announcement (count and state) must be visible before we look at the ring again:
+    // a store then a load. Pairs with the fence in submit() between its push and its read of
+    // the count, and with the one in stop() between raising its flag and reading the states.
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    if (options.between_park_steps) options.between_park_steps();
+    // acquire: pairs with stop()'s release store: a thread that sees the flag sees every job
+    // pushed before it, so the try_pop below finding nothing means nothing is left.
+    const bool stop = stopping.load(std::memory_order_acquire);
+    if (jobs.try_pop(job) || stop) {
+      // Not parking after all. If the loop woke us meanwhile, it owns the way out of PARKED
+      // and lowered the count itself. relaxed: our own increment is sequenced before.
+      if (me.cancel_park(seq)) parked.fetch_sub(1, std::memory_order_relaxed);
+      return job != nullptr ? Parked::took_job : Parked::stop;
+    }
   }
   stats.add(stats::Counter::parks);
   me.sleep(seq, stats);  // until the loop moves us to WOKEN (it lowered the count)

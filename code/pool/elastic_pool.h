@@ -34,8 +34,14 @@ struct ElasticPoolOptions {
   /// FOR TESTS ONLY. false: submit wakes nobody, even into an all-parked lane, so that only
   /// the age check can start a thread (the forced situation its test needs).
   bool submit_wakes = true;
-  /// A test hook run by a parking thread between announcing PARKED (and its fence) and its
-  /// re-check of the ring. Empty in production.
+  /// The order of a park's two steps. FOR TESTS ONLY: recheck_then_announce is the broken
+  /// order, kept as the negative control of the park's forced-window test: a push that lands
+  /// between the re-check and the announcement reads a lane not all parked, wakes nobody,
+  /// and the thread sleeps with the job in the ring.
+  enum class ParkOrder { announce_then_recheck, recheck_then_announce };
+  ParkOrder park_order = ParkOrder::announce_then_recheck;
+  /// A test hook run by a parking thread between its two steps (with the correct order:
+  /// after announcing PARKED and its fence, before the re-check). Empty in production.
   std::function<void()> between_park_steps;
 };
 

@@ -1,7 +1,8 @@
 // pool/tests/elastic_pool_test: the chapter 03 pool's four rules, each shown doing its job
 // and, where it can be switched off, failing without it: one wake per burst into a parked
 // lane, none beside a running or spinning thread, the loop's age check (and its negative
-// control), a fast job behind two long ones, and the lost-wakeup stress. Every wait is bounded.
+// control), a fast job behind two long ones, the park's window forced (and the broken order
+// that sleeps through it), and the lost-wakeup stress. Every wait is bounded.
 #include <algorithm>
 #include <atomic>
 #include <catch2/catch.hpp>
@@ -274,4 +275,47 @@ TEST_CASE("elastic pool: a wake that races the thread's own re-check is owned on
     CHECK(loop_count(rig, stats::Counter::wakes_sent) == 2 * i + 2);
   }
   rig.pool.stop(kNoDeadline);
+}
+
+namespace {
+
+/// The park's window, forced: one thread, held between its two park steps while the loop
+/// submits a job, then let go. Whether the job is answered within `bound`, with the age
+/// check off (it would rescue a lost wake T later, and this test is about the park alone).
+bool job_in_park_window_answered(pool::ElasticPoolOptions::ParkOrder order, std::chrono::milliseconds bound) {
+  std::atomic<bool> armed{true}, held{false}, go{false};
+  auto o = options(0, false);
+  o.park_order = order;
+  o.between_park_steps = [&] {
+    // relaxed (all): test flags polled in bounded loops.
+    if (!armed.exchange(false, std::memory_order_relaxed)) return;
+    held.store(true, std::memory_order_relaxed);
+    eventually([&] { return go.load(std::memory_order_relaxed); }, 5s);
+  };
+  Rig<pool::ElasticPool> rig(1, o);
+  REQUIRE(eventually([&] { return held.load(); }, 5s));
+  rig.pool.submit(make_job(0, kWhole));  // inside the window
+  go = true;
+  const bool answered = rig.run_until(1, bound);
+  rig.pool.stop(kNoDeadline);  // wakes a thread that slept through the job; it runs it
+  CHECK(rig.sink.ends == 1);
+  return answered;
+}
+
+}  // namespace
+
+TEST_CASE("elastic pool: a job submitted inside the park's window is taken by the re-check", "[pool][ch03]") {
+  testkit::Watchdog dog(30s, "the park's window, forced, three rounds");
+  for (int round = 0; round < 3; ++round) {
+    INFO("round " << round);
+    CHECK(job_in_park_window_answered(pool::ElasticPoolOptions::ParkOrder::announce_then_recheck, 300ms));
+  }
+}
+
+TEST_CASE("elastic pool: negative control, re-checking before announcing sleeps through a job in the window",
+          "[pool][ch03]") {
+  testkit::Watchdog dog(30s, "the park's window, forced, broken order");
+  // The push reads parked = 0 (the thread has not announced yet): not every thread parked,
+  // so no wake; the thread then announces and sleeps with the job in the ring.
+  CHECK_FALSE(job_in_park_window_answered(pool::ElasticPoolOptions::ParkOrder::recheck_then_announce, 300ms));
 }
