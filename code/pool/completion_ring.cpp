@@ -69,12 +69,17 @@ void CompletionRing::end_wait() noexcept {
 }
 // [completion.loop]
 
-void CompletionRing::drain(FrameSink& sink) {
+std::size_t CompletionRing::drain(FrameSink& sink) {
+  std::size_t answers = 0;
   Frame* frame = nullptr;
   while (frames_.try_pop(frame)) {
+    if (frame->kind == Frame::Kind::whole || frame->kind == Frame::Kind::end || frame->kind == Frame::Kind::abort) {
+      ++answers;
+    }
     sink.on_frame(*frame);
     delete frame;
   }
+  return answers;
 }
 
 void CompletionRing::take_poke(stats::ThreadStats& loop_stats) {

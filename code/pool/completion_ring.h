@@ -2,8 +2,8 @@
 // and a poke only for a loop that said it is about to wait (chapter 03).
 // Role: the completion side every ring pool shares: pool threads push frames and poke the
 // loop's datagram socket only when its flag is raised; the loop raises the flag, re-checks,
-// waits in epoll on the socket, and drains. Chapter 02's RingPool keeps the same protocol
-// inside its own core; chapter 03's ElasticPool uses this component.
+// waits in epoll on the socket, and drains. Chapter 02's protocol, taken out of its RingPool
+// in chapter 03 so that RingPool and ElasticPool share one copy.
 #pragma once
 
 #include <atomic>
@@ -52,8 +52,9 @@ class CompletionRing {
   void end_wait() noexcept;
   /// Whether a frame is ready (a snapshot; after announce_wait() it is the re-check).
   bool has_frames() const noexcept { return !frames_.empty(); }
-  /// Pop every frame ready and hand each to `sink`, then free it.
-  void drain(FrameSink& sink);
+  /// Pop every frame ready and hand each to `sink`, then free it. Returns how many of them
+  /// ended a job (whole, end or abort): the answers completed.
+  std::size_t drain(FrameSink& sink);
   /// Read one poke off the loop's socket (readiness said there is one).
   void take_poke(stats::ThreadStats& loop_stats);
   /// Whether the loop's flag is raised (for tests: a snapshot, ordered by nothing).

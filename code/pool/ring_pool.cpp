@@ -11,6 +11,7 @@
 #include <tuple>
 
 #include "net/socket_pair.h"
+#include "pool/completion_ring.h"
 #include "pool/handler_slot.h"
 #include "pool/run_job.h"
 #include "stats/thread_cpu.h"
@@ -48,35 +49,28 @@ struct RingPool::Core {
         done(options.ring_capacity),
         slots(std::make_unique<HandlerSlot[]>(static_cast<std::size_t>(config.threads))) {
     std::tie(lane_loop, lane_pool) = net::datagram_pair();
-    std::tie(done_loop, done_pool) = net::datagram_pair();
   }
-  ~Core() {  // no thread uses the core any more: free what the rings still hold
+  ~Core() {  // no thread uses the core any more: free what the job ring still holds
     Job* job = nullptr;
     while (jobs.try_pop(job)) delete job;
-    Frame* frame = nullptr;
-    while (done.try_pop(frame)) delete frame;
   }
 
   void thread_main(stats::ThreadStats& stats, HandlerSlot& slot);
   bool poll_lane(stats::ThreadStats& stats);
   Job* park(stats::ThreadStats& stats, bool& pill);
   bool run(stats::ThreadStats& stats, HandlerSlot& slot, Job* job);
-  void complete(stats::ThreadStats& stats, Frame* frame);
-  void poke_loop_if_waiting(stats::ThreadStats& stats);
   enum class Waker { submit, chain };
   void wake_one_if_parked(stats::ThreadStats& stats, Waker waker);
   void pass_wake_on(stats::ThreadStats& stats);
 
   const RingPoolOptions options;
   sync::MpmcRing<Job*> jobs;
-  sync::MpmcRing<Frame*> done;
+  CompletionRing done;                   // frames, and the loop's flag and poke (chapter 03's component)
   net::Fd lane_loop, lane_pool;          // pokes and pills: loop → pool threads
-  net::Fd done_loop, done_pool;          // pokes: pool threads → loop
   std::unique_ptr<HandlerSlot[]> slots;  // one per thread, by index
   // Each word is written by one side and read by the other on every hand-off: keep each
   // on its own cache line so the two do not falsely share.
   alignas(64) std::atomic<std::uint64_t> wait_word{0};  // parked (high half), wakes in flight (low)
-  alignas(64) std::atomic<bool> loop_waiting{false};
   // Jobs dropped unrun, not yet taken off in_flight_ by the loop. relaxed (both sides): a
   // count for the loop's spin decision; a late read only makes the loop spin once for nothing.
   alignas(64) std::atomic<std::size_t> dropped{0};
@@ -94,10 +88,7 @@ int RingPool::parked() const noexcept {
   return parked_of(core_->wait_word.load(std::memory_order_relaxed));
 }
 
-bool RingPool::loop_waiting() const noexcept {
-  // relaxed: a snapshot for tests, ordered by nothing.
-  return core_->loop_waiting.load(std::memory_order_relaxed);
-}
+bool RingPool::loop_waiting() const noexcept { return core_->done.loop_waiting(); }
 
 void RingPool::bind(loop::Reactor& reactor, FrameSink& sink, stats::Registry& registry,
                     stats::ThreadStats& loop_stats) {
@@ -105,7 +96,7 @@ void RingPool::bind(loop::Reactor& reactor, FrameSink& sink, stats::Registry& re
   sink_ = &sink;
   loop_stats_ = &loop_stats;
   done_endpoint_.pool = this;
-  reactor.add(core_->done_loop.get(), EPOLLIN, &done_endpoint_);
+  reactor.add(core_->done.loop_fd(), EPOLLIN, &done_endpoint_);
   for (int i = 0; i < config_.threads; ++i) {
     auto& st = registry.add("pool-" + std::to_string(config_.worker_index) + "-" + std::to_string(i), "pool");
     HandlerSlot& slot = core_->slots[static_cast<std::size_t>(i)];
@@ -169,38 +160,35 @@ bool RingPool::ready_to_wait() {
   // Optional: an answer is on its way, so spin for it rather than park and be poked.
   if (backlog_.empty() && in_flight_ > 0 &&
       sync::spin_until(
-          core_->options.loop_spin, [this] { return !core_->done.empty(); }, loop_stats_)) {
+          core_->options.loop_spin, [this] { return core_->done.has_frames(); }, loop_stats_)) {
     return false;
   }
   const auto& hook = core_->options.between_loop_wait_steps;
   if (core_->options.loop_order == RingPoolOptions::LoopOrder::announce_then_recheck) {
-    // Announce, then re-check: raise the flag, fence (the store must be visible before the
-    // loads of the rings; pairs with the fence in poke_loop_if_waiting(), after a frame's
+    // Announce, then re-check: raise the flag and fence (pool/completion_ring.h: the store
+    // must be visible before the loads of the rings; pairs with the fence after a frame's
     // push or a dropped job's pop), then look once more: at the completion ring, and, with
     // a backlog, at the job ring's room (flush_backlog's try_push reads the cell a pop freed).
-    core_->loop_waiting.store(true, std::memory_order_relaxed);
-    std::atomic_thread_fence(std::memory_order_seq_cst);
+    core_->done.announce_wait();
     if (hook) hook();
     flush_backlog();  // what does not fit waits for the poke of the job that makes room
-    if (!core_->done.empty()) {
-      core_->loop_waiting.store(false, std::memory_order_relaxed);
+    if (core_->done.has_frames()) {
+      core_->done.end_wait();
       return false;  // completions are waiting: poll without blocking, then drain them
     }
     return true;
   }
   // The broken order, kept as the negative control: a frame pushed between the re-check
   // and the flag finds no flag, sends no poke, and waits out the loop's timeout.
-  const bool waiting = !core_->done.empty();
+  const bool waiting = core_->done.has_frames();
   if (hook) hook();
   if (waiting) return false;
-  core_->loop_waiting.store(true, std::memory_order_relaxed);
-  std::atomic_thread_fence(std::memory_order_seq_cst);
+  core_->done.announce_wait();
   return true;
 }
 
 void RingPool::after_wait() {
-  // relaxed: a late poke only costs one spurious turn; the ring is drained either way.
-  core_->loop_waiting.store(false, std::memory_order_relaxed);
+  core_->done.end_wait();
   drain_completions();
 }
 // [ring.loop_wait]
@@ -208,25 +196,10 @@ void RingPool::after_wait() {
 void RingPool::drain_completions() {
   // relaxed: see Core::dropped.
   in_flight_ -= core_->dropped.exchange(0, std::memory_order_relaxed);
-  Frame* frame = nullptr;
-  while (core_->done.try_pop(frame)) {
-    if (frame->kind == Frame::Kind::whole || frame->kind == Frame::Kind::end || frame->kind == Frame::Kind::abort) {
-      --in_flight_;
-    }
-    sink_->on_frame(*frame);
-    delete frame;
-  }
+  in_flight_ -= core_->done.drain(*sink_);
 }
 
-void RingPool::drain_loop_pokes() {
-  // One recv: complete() pokes at most once per raised flag, so there is rarely a second
-  // poke, and if there is, the level-triggered fd reports it again next turn. Reading until
-  // EAGAIN would cost every wake a second, empty, syscall. after_wait() drains the ring.
-  std::uint64_t word;
-  ::recv(core_->done_loop.get(), &word, sizeof word, MSG_DONTWAIT);
-  loop_stats_->add(stats::Counter::handoff_recvs);
-  loop_stats_->add(stats::Counter::syscalls);
-}
+void RingPool::drain_loop_pokes() { core_->done.take_poke(*loop_stats_); }
 
 // ---------------------------------------------------------------- a pool thread's side
 
@@ -357,36 +330,16 @@ Job* RingPool::Core::park(stats::ThreadStats& stats, bool& pill) {
 
 bool RingPool::Core::run(stats::ThreadStats& stats, HandlerSlot& slot, Job* job) {
   const RunOutcome outcome =
-      run_job(job, RunContext{stats, slot, past_deadline}, [this, &stats](Frame* f) { complete(stats, f); });
+      run_job(job, RunContext{stats, slot, past_deadline}, [this, &stats](Frame* f) { done.push(f, stats); });
   if (outcome == RunOutcome::dropped) {
     // relaxed (all): counts, see their declarations.
     if (past_deadline.load(std::memory_order_relaxed)) deadline_drops.fetch_add(1, std::memory_order_relaxed);
     dropped.fetch_add(1, std::memory_order_relaxed);
-    poke_loop_if_waiting(stats);  // the pop made room a loop with a backlog may wait for
+    done.poke_loop_if_waiting(stats);  // the pop made room a loop with a backlog may wait for
   }
   return outcome != RunOutcome::thread_abandoned;
 }
 
-// [ring.complete]
-void RingPool::Core::complete(stats::ThreadStats& stats, Frame* frame) {
-  while (!done.try_push(frame)) {  // the loop always drains
-    std::this_thread::yield();
-    stats.add(stats::Counter::syscalls);
-  }
-  poke_loop_if_waiting(stats);
-}
-
-void RingPool::Core::poke_loop_if_waiting(stats::ThreadStats& stats) {
-  // Push (or pop), then read the loop's flag: a store then a load. Pairs with the fence in
-  // ready_to_wait() between raising the flag and re-checking the rings.
-  std::atomic_thread_fence(std::memory_order_seq_cst);
-  // exchange: of all the threads that see the flag raised, exactly one pokes.
-  if (loop_waiting.load(std::memory_order_relaxed) && loop_waiting.exchange(false, std::memory_order_relaxed)) {
-    stats.add(stats::Counter::completion_pokes);  // before the poke: the loop it wakes sees the count
-    send_word(done_pool.get(), kPoke, stats);
-  }
-}
-// [ring.complete]
 
 // [ring.stop]
 std::size_t RingPool::stop(std::int64_t deadline_ns) {
@@ -416,7 +369,7 @@ std::size_t RingPool::stop(std::int64_t deadline_ns) {
       if (backlog_.empty()) send_pills();
     }
     drain_completions();
-    pollfd p{core_->done_loop.get(), POLLIN, 0};
+    pollfd p{core_->done.loop_fd(), POLLIN, 0};
     ::poll(&p, 1, 1);
     loop_stats_->add(stats::Counter::syscalls);
     if (p.revents & POLLIN) drain_loop_pokes();
@@ -431,7 +384,7 @@ std::size_t RingPool::stop(std::int64_t deadline_ns) {
   }
   loop_stats_->add(stats::Counter::jobs_abandoned, dropped_here);
   drain_completions();
-  reactor_->remove(core_->done_loop.get(), &done_endpoint_);
+  reactor_->remove(core_->done.loop_fd(), &done_endpoint_);
   // relaxed: the threads that counted have been joined (the join orders their counts).
   return dropped_here + core_->deadline_drops.load(std::memory_order_relaxed);
 }
