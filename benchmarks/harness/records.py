@@ -37,12 +37,16 @@ class Tool:
 # Every tool the book renders. Full-mode counts keep each under about two minutes on the
 # book's two-core machine.
 TOOLS = [
-    # 8 cells (4 orderings x pinned/unpinned); about 0.6 s per million trials per cell there.
+    # 8 cells (4 orderings x pinned/unpinned). A trial costs its two threads about 4.6 µs of
+    # CPU together (a run of 1.6 M trials there: 7.3 s user + system), so about 2.3 µs of wall
+    # on an idle machine: 5 M per cell is 40 M trials, about 90 s. A busy machine stretches
+    # it many times over (each side yields while it waits for the other).
     Tool("03-lost-wakes", "sb-litmus", "sb-litmus",
-         {"quick": {"trials": 300_000}, "full": {"trials": 10_000_000}}, check=True),
-    # 12 cells (3 mechanisms x W = 1, 2, 4, 8).
+         {"quick": {"trials": 300_000}, "full": {"trials": 5_000_000}}, check=True),
+    # 12 cells (3 mechanisms x W = 1, 2, 4, 8); the quick run takes about 2 s there, so the
+    # full one (17 times the wakes) about 35 s.
     Tool("03-lost-wakes", "herd-probe", "herd-probe",
-         {"quick": {"round_trips": 500, "rounds": 3}, "full": {"round_trips": 3000, "rounds": 5}},
+         {"quick": {"round_trips": 500, "rounds": 3}, "full": {"round_trips": 5000, "rounds": 5}},
          check=True),
     Tool("03-lost-wakes", "wake-rounds", "wake-rounds",
          {"quick": {"rounds": 5}, "full": {"rounds": 20}}, check=False),
