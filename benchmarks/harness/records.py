@@ -43,10 +43,10 @@ TOOLS = [
     # it many times over (each side yields while it waits for the other).
     Tool("03-lost-wakes", "sb-litmus", "sb-litmus",
          {"quick": {"trials": 300_000}, "full": {"trials": 5_000_000}}, check=True),
-    # 12 cells (3 mechanisms x W = 1, 2, 4, 8); the quick run takes about 2 s there, so the
-    # full one (17 times the wakes) about 35 s.
+    # 12 cells (3 mechanisms x W = 1, 2, 4, 8); a wake takes about 0.6 ms there (its 500 µs
+    # gap, the wake, the settle), so the full run's 120 k wakes about 75 s.
     Tool("03-lost-wakes", "herd-probe", "herd-probe",
-         {"quick": {"round_trips": 500, "rounds": 3}, "full": {"round_trips": 5000, "rounds": 5}},
+         {"quick": {"round_trips": 200, "rounds": 3}, "full": {"round_trips": 2000, "rounds": 5}},
          check=True),
     Tool("03-lost-wakes", "wake-rounds", "wake-rounds",
          {"quick": {"rounds": 5}, "full": {"rounds": 20}}, check=False),

@@ -20,7 +20,10 @@
 // default), so each wake crosses CPUs as the loop's wake of a pool thread does, and the
 // sender's spin never holds the CPU the woken thread needs. The receivers' CPU is idle while
 // they all sleep, so a wake includes bringing it out of idle (on a virtual machine, the
-// hypervisor's halt exit), as in handoff-probe's idle arm.
+// hypervisor's halt exit), as in handoff-probe's idle arm. How deep that idle is depends on
+// how long it lasted, so every wake is sent the same interval after the previous answer
+// (--gap-us, 500 by default, past a guest's halt-polling window), the sender spinning out
+// whatever the settle left of it; a settle longer than the gap is counted as a gap overrun.
 //
 // Per round of R wakes: wall µs per wake (from the send to the answer, on the sender's
 // monotonic clock); CPU µs per wake: every receiver's thread CPU clock over the round, plus the
@@ -322,13 +325,22 @@ struct Sample {
   double cpu_receivers_us = 0;
   double woken_per_wake = 0;
   std::uint64_t first = 0, last = 0, other = 0;
+  std::uint64_t gap_overruns = 0;  // wakes sent later than the gap: the settle took longer
   std::string wchan;
   double cpu_us() const { return cpu_sender_us + cpu_receivers_us; }
 };
 
-// `rx_cpu`: the CPU every receiver pins itself to, or -1 to leave them unpinned.
+// How every cell runs.
+struct CellSettings {
+  std::uint64_t round_trips = 0;  // measured wakes
+  std::uint64_t warmup = 0;       // wakes before them, not measured
+  int rx_cpu = -1;                // the CPU every receiver pins itself to, or -1: unpinned
+  std::int64_t gap_ns = 0;        // from an answer to the next wake
+};
+
 template <class Mechanism>
-Sample run_cell(int waiters, std::uint64_t round_trips, std::uint64_t warmup, int rx_cpu) {
+Sample run_cell(int waiters, const CellSettings& set) {
+  const int rx_cpu = set.rx_cpu;
   Mechanism m(waiters);
   std::vector<std::unique_ptr<Receiver>> rx;
   std::deque<int> order;  // receivers by the time they blocked, first first
@@ -376,9 +388,14 @@ Sample run_cell(int waiters, std::uint64_t round_trips, std::uint64_t warmup, in
   std::int64_t wall_ns = 0;
   std::int64_t sender_cpu_ns = 0;
   std::int64_t rx_cpu0 = 0, rx_sw0 = 0;
-  for (std::uint64_t n = 0; n < warmup + round_trips; ++n) {
-    const bool measured = n >= warmup;
-    if (n == warmup) totals(rx_cpu0, rx_sw0);
+  std::int64_t next_wake = 0;
+  for (std::uint64_t n = 0; n < set.warmup + set.round_trips; ++n) {
+    const bool measured = n >= set.warmup;
+    if (n == set.warmup) totals(rx_cpu0, rx_sw0);
+    // The same idle time before every wake, whatever the settle cost: how long the
+    // receivers' CPU has been idle decides how deep it sleeps, and so what the wake costs.
+    if (stats::monotonic_ns() > next_wake && next_wake != 0 && measured) ++s.gap_overruns;
+    while (stats::monotonic_ns() < next_wake) sync::cpu_relax();
     const int chosen = m.choose(order);
     const std::int64_t c0 = stats::thread_cpu_ns();
     const std::int64_t t0 = stats::monotonic_ns();
@@ -390,6 +407,7 @@ Sample run_cell(int waiters, std::uint64_t round_trips, std::uint64_t warmup, in
       fatal("no receiver answered a wake within 5 s (a lost wake)");
     }
     const std::int64_t t1 = stats::monotonic_ns();
+    next_wake = t1 + set.gap_ns;
     answered.store(-1, std::memory_order_relaxed);  // relaxed: no receiver writes it until the next wake
     if (chosen >= 0 && got != chosen) fatal("a receiver other than the chosen one answered");
     const auto at = std::find(order.begin(), order.end(), got);
@@ -416,7 +434,7 @@ Sample run_cell(int waiters, std::uint64_t round_trips, std::uint64_t warmup, in
   m.stop_all();
   for (auto& r : rx) r->thread.join();
 
-  const double n = static_cast<double>(round_trips);
+  const double n = static_cast<double>(set.round_trips);
   s.wall_us = static_cast<double>(wall_ns) / 1e3 / n;
   s.cpu_sender_us = static_cast<double>(sender_cpu_ns) / 1e3 / n;
   s.cpu_receivers_us = static_cast<double>(rx_cpu1 - rx_cpu0) / 1e3 / n;
@@ -426,7 +444,7 @@ Sample run_cell(int waiters, std::uint64_t round_trips, std::uint64_t warmup, in
 
 struct Entry {
   std::string_view name;
-  Sample (*run)(int waiters, std::uint64_t round_trips, std::uint64_t warmup, int rx_cpu);
+  Sample (*run)(int waiters, const CellSettings& set);
 };
 
 template <class Mechanism>
@@ -557,6 +575,7 @@ int run(int argc, char** argv) {
   std::vector<std::string> only;
   std::vector<int> waiters(kWaiters.begin(), kWaiters.end());
   std::string placement = "pinned";
+  unsigned gap_us = 500;
   std::string json_path;
   std::string check_path;
   app.add_option("--round-trips", round_trips, "Measured wakes per cell per round")
@@ -570,6 +589,10 @@ int run(int argc, char** argv) {
                  "pinned: the sender on the first CPU this process may use, every receiver on the second; "
                  "unpinned: wherever the scheduler puts them")
       ->check(CLI::IsMember({"pinned", "unpinned"}));
+  app.add_option("--gap-us", gap_us,
+                 "Microseconds from one answer to the next wake (the receivers' CPU idles that long); a "
+                 "settle that takes longer makes the wake late, counted as a gap overrun")
+      ->check(CLI::Range(0u, 1'000'000u));
   app.add_option("--json", json_path, "Write the JSON report to this file (default: stdout)");
   app.add_option("--check", check_path,
                  "Instead of measuring, check FILE (written by this tool): every mechanism at W = 1, 2, 4, 8 "
@@ -599,13 +622,14 @@ int run(int argc, char** argv) {
   // never holds the CPU the woken thread needs.
   const std::vector<int> cpus = placement == "pinned" ? handoff::probes::two_cpus() : std::vector<int>{};
   if (!cpus.empty() && !handoff::probes::pin_to(cpus[0])) fatal_errno("sched_setaffinity (sender)");
-  const int rx_cpu = cpus.empty() ? -1 : cpus[1];
+  const CellSettings cell_settings{round_trips, warmup, cpus.empty() ? -1 : cpus[1],
+                                   static_cast<std::int64_t>(gap_us) * 1000};
   Json placed = cpus.empty() ? Json(placement == "pinned" ? "unpinned (fewer than two CPUs)" : "unpinned")
                              : Json{{"sender_cpu", cpus[0]}, {"receivers_cpu", cpus[1]}};
   for (unsigned round = 0; round < rounds; ++round) {
     for (std::size_t k = 0; k < cells.size(); ++k) {
       Cell& c = cells[round % 2 == 0 ? k : cells.size() - 1 - k];
-      c.samples.push_back(c.entry->run(c.waiters, round_trips, warmup, rx_cpu));
+      c.samples.push_back(c.entry->run(c.waiters, cell_settings));
       if (!json_path.empty()) {
         const Sample& s = c.samples.back();
         std::fprintf(stderr,
@@ -641,6 +665,7 @@ int run(int argc, char** argv) {
                            {"woke_first_parked", total(&Sample::first)},
                            {"woke_last_parked", total(&Sample::last)},
                            {"woke_other", total(&Sample::other)},
+                           {"gap_overruns", total(&Sample::gap_overruns)},
                            {"wchan", c.samples.back().wchan}});
   }
   const Json doc{
@@ -649,6 +674,7 @@ int run(int argc, char** argv) {
       {"settings", Json{{"round_trips", round_trips},
                         {"rounds", rounds},
                         {"warmup_wakes", warmup},
+                        {"gap_us", gap_us},
                         {"waiters", waiters},
                         {"placement", std::move(placed)},
                         {"asleep_when", "state S in /proc/self/task/TID/stat and wchan in the expected wait"}}},
