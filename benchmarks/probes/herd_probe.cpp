@@ -350,8 +350,8 @@ Sample run_cell(int waiters, const CellSettings& set) {
   auto receiver_main = [&m, &answered, rx_cpu](int i, Receiver& me) {
     stats::name_this_thread(("herd-" + std::to_string(i)).c_str());
     if (rx_cpu >= 0 && !handoff::probes::pin_to(rx_cpu)) fatal_errno("sched_setaffinity (receiver)");
-    me.tid.store(static_cast<pid_t>(::syscall(SYS_gettid)),
-                 std::memory_order_relaxed);  // relaxed: `entered` publishes it
+    // relaxed: block()'s release of `entered` publishes it.
+    me.tid.store(static_cast<pid_t>(::syscall(SYS_gettid)), std::memory_order_relaxed);
     while (m.block(i, me.entered)) {
       answered.store(i, std::memory_order_release);  // pairs with the sender's acquire: "I have it"
     }
@@ -361,6 +361,7 @@ Sample run_cell(int waiters, const CellSettings& set) {
     Receiver& r = *rx.back();
     r.expected = 1;
     r.thread = std::thread(receiver_main, i, std::ref(r));
+    // acquire: pairs with block()'s release of `entered`, after the receiver stored its tid.
     if (!sync::spin_until(kBoundedWait, [&] { return r.entered.load(std::memory_order_acquire) >= 1; })) {
       fatal("a receiver never started");
     }
@@ -564,6 +565,7 @@ void print_table(const Json& doc) {
 
 std::vector<std::string> mechanism_names() {
   std::vector<std::string> names;
+  names.reserve(kMechanisms.size());
   for (const Entry& e : kMechanisms) names.emplace_back(e.name);
   return names;
 }
