@@ -9,8 +9,12 @@ Role: the command line over the harness's modules.
       the Google Benchmark micro-benchmarks (ring-bench) to OUT/<chapter>/<name>.{json,csv}
   bench.py probe --build-dir DIR [--mode quick|full] [--out DIR]
       handoff-probe's round-trip prices to OUT/01-baseline/handoff-probe.{json,csv,png}
+  bench.py records --mode quick|full --build-dir DIR [--only NAME] [--out DIR]
+      the probes that write one JSON report each (records.TOOLS: sb-litmus, herd-probe,
+      ...) to OUT/<chapter>/<name>.{json,csv}
   bench.py all --mode quick|full --build-dir DIR [--out DIR] [--strict]
-      every benchmarks/specs/*.toml that says in_all (the default), then the probe
+      every benchmarks/specs/*.toml that says in_all (the default), then the probe, the
+      micro-benchmarks and the records; parts not built are listed as not measured
   bench.py verify SPEC.toml [--out DIR]
       re-read a spec's written results and check that they are whole
 
@@ -38,6 +42,7 @@ sys.path.insert(0, HERE)
 
 import micro  # noqa: E402
 import probe  # noqa: E402
+import records  # noqa: E402
 import report  # noqa: E402
 import runner  # noqa: E402
 import specfile  # noqa: E402
@@ -68,11 +73,18 @@ def reproduce_argv(spec, args) -> list[str]:
     return argv
 
 
-def probe_reproduce_argv(args) -> list[str]:
-    argv = [os.path.join(HERE, "bench.py"), "probe", "--mode", args.mode,
+def sub_reproduce_argv(sub: str, args, extra: tuple[str, ...] = ()) -> list[str]:
+    """The `bench.py SUB` line (probe, micro, records) that regenerates what this run of it
+    wrote: SUB, `extra`, the mode, the build tree, and --out unless it is the default."""
+    argv = [os.path.join(HERE, "bench.py"), sub, *extra, "--mode", args.mode,
             "--build-dir", args.build_dir]
     if os.path.abspath(args.out) != DEFAULT_OUT:
         argv += ["--out", args.out]
+    return argv
+
+
+def probe_reproduce_argv(args) -> list[str]:
+    argv = sub_reproduce_argv("probe", args)
     for flag in ("round_trips", "rounds"):
         if getattr(args, flag, None) is not None:
             argv += [f"--{flag.replace('_', '-')}", str(getattr(args, flag))]
@@ -185,17 +197,31 @@ def cmd_probe(args) -> int:
     return 0
 
 
-def micro_reproduce_argv(args) -> list[str]:
-    argv = [os.path.join(HERE, "bench.py"), "micro", "--mode", args.mode, "--build-dir", args.build_dir]
-    if os.path.abspath(args.out) != DEFAULT_OUT:
-        argv += ["--out", args.out]
-    return argv
+def run_records(args) -> tuple[list[str], list[str]]:
+    """Every registered JSON-writing probe (or only --only): (not built, failures)."""
+    return records.run_records(
+        build_dir=args.build_dir, out_dir=args.out, repo_root=REPO_ROOT, mode=args.mode,
+        argv=args.argv, only=getattr(args, "only", None),
+        reproduce_argv=lambda name: sub_reproduce_argv("records", args, ("--only", name)))
+
+
+def cmd_records(args) -> int:
+    if args.only is not None and args.only not in {t.name for t in records.TOOLS}:
+        print(f"bench records: no tool named {args.only!r} (registered: "
+              f"{', '.join(t.name for t in records.TOOLS)})", file=sys.stderr)
+        return 2
+    missing, failures = run_records(args)
+    for f in failures:
+        print(f"bench records: {f}", file=sys.stderr)
+    for m in missing:
+        print(f"bench records: not measured: {m}", file=sys.stderr)
+    return 1 if failures or (missing and args.only is not None) else 0
 
 
 def cmd_micro(args) -> int:
     try:
         missing = micro.run_micro(build_dir=args.build_dir, out_dir=args.out, repo_root=REPO_ROOT,
-                                  mode=args.mode, argv=args.argv, reproduce_argv=micro_reproduce_argv(args))
+                                  mode=args.mode, argv=args.argv, reproduce_argv=sub_reproduce_argv("micro", args))
     except micro.MicroError as e:
         print(f"bench micro: {e}", file=sys.stderr)
         return 1
@@ -239,12 +265,18 @@ def cmd_all(args) -> int:
             status = 1
     try:
         missing = micro.run_micro(build_dir=args.build_dir, out_dir=args.out, repo_root=REPO_ROOT,
-                                  mode=args.mode, argv=args.argv, reproduce_argv=micro_reproduce_argv(args))
+                                  mode=args.mode, argv=args.argv, reproduce_argv=sub_reproduce_argv("micro", args))
         skipped += [f"micro {m}" for m in missing]
         if missing and args.strict:
             status = 1
     except micro.MicroError as e:
         print(f"bench all: micro: {e}", file=sys.stderr)
+        status = 1
+    missing, failures = run_records(args)
+    skipped += [f"records {m}" for m in missing]
+    for f in failures:
+        print(f"bench all: records: {f}", file=sys.stderr)
+    if failures or (missing and args.strict):
         status = 1
     if skipped:
         print("\nnot measured (parts not built here):", file=sys.stderr)
@@ -299,7 +331,13 @@ def main(argv: list[str]) -> int:
     common(p)
     p.set_defaults(func=cmd_micro)
 
-    p = sub.add_parser("all", help="run every spec, the probe and the micro-benchmarks")
+    p = sub.add_parser("records", help="run the JSON-writing probes (sb-litmus, herd-probe, ...)")
+    p.add_argument("--mode", choices=specfile.MODES, required=True)
+    common(p)
+    p.add_argument("--only", metavar="NAME", help="run only this registered tool")
+    p.set_defaults(func=cmd_records)
+
+    p = sub.add_parser("all", help="run every spec, the probe, the micro-benchmarks and the records")
     p.add_argument("--mode", choices=specfile.MODES, required=True)
     common(p)
     p.add_argument("--strict", action="store_true",
@@ -311,7 +349,7 @@ def main(argv: list[str]) -> int:
     common(p, need_build=False)
     p.set_defaults(func=cmd_verify)
 
-    for p in (sub.choices[c] for c in ("run", "probe", "micro", "all")):
+    for p in (sub.choices[c] for c in ("run", "probe", "micro", "records", "all")):
         p.add_argument("--allow-dirty", action="store_true",
                        help="let a full-mode run measure a tree with uncommitted changes "
                             "(the results record git_dirty = true)")

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import os
-import shlex
 import statistics
 import subprocess
 import sys
@@ -81,9 +80,7 @@ def run_micro(*, build_dir: str, out_dir: str, repo_root: str, mode: str, argv: 
         if not os.access(exe, os.X_OK):
             missing.append(f"{name}: {exe} not built")
             continue
-        dest = os.path.join(out_dir, chapter)
-        os.makedirs(dest, exist_ok=True)
-        base = os.path.join(dest, name)
+        base = report.results_base(out_dir, chapter, name)
         bench_argv = [exe, f"--benchmark_repetitions={reps}", f"--benchmark_min_time={min_time}",
                       "--benchmark_format=json"]
         try:
@@ -96,14 +93,11 @@ def run_micro(*, build_dir: str, out_dir: str, repo_root: str, mode: str, argv: 
         results = summarize(raw)
         if not results:
             raise MicroError(f"{binary} reported no benchmarks")
-        doc = {
-            "format": 1, "mode": mode, "settings": {"repetitions": reps, "min_time_s": min_time},
-            "command": shlex.join(argv),
-            "reproduce": report.reproduce_command(reproduce_argv, repo_root),
-            "bench_command": shlex.join(bench_argv),
-            "machine": report.machine_info(build_dir, repo_root, out_dir),
-            "results": results, "raw": raw,
-        }
+        doc = report.tool_record(mode=mode, settings={"repetitions": reps, "min_time_s": min_time},
+                                 argv=argv, reproduce_argv=reproduce_argv, repo_root=repo_root,
+                                 build_dir=build_dir, out_dir=out_dir, tool_key="bench",
+                                 tool_argv=bench_argv)
+        doc.update(results=results, raw=raw)
         report.write_json(base + ".json", doc)
         header, lines = csv_lines(results)
         report.write_csv(base + ".csv", header, lines)

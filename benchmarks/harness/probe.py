@@ -12,13 +12,12 @@ from __future__ import annotations
 
 import json
 import os
-import shlex
 import sys
 import time
 
 import procfs
 import report
-from servers import CHILDREN, stop, wait_exit
+from servers import run_logged
 
 CHAPTER = "01-baseline"
 NAME = "handoff-probe"
@@ -101,28 +100,19 @@ def run_probe(*, build_dir: str, out_dir: str, repo_root: str, mode: str, argv: 
     n, r = SETTINGS[mode]
     n = round_trips or n
     r = rounds or r
-    dest = os.path.join(out_dir, CHAPTER)
-    os.makedirs(dest, exist_ok=True)
-    base = os.path.join(dest, NAME)
+    base = report.results_base(out_dir, CHAPTER, NAME)
     raw_path = base + ".raw.json"
     probe_argv = [exe, "--round-trips", str(n), "--rounds", str(r), "--json", raw_path]
     self0 = os.times()
     m0 = procfs.machine_times()
     t0 = time.monotonic()
-    log_path = base + ".log"
-    with open(log_path, "wb") as log:
-        p = CHILDREN.spawn(probe_argv, stdout=log, stderr=log)
-    got = wait_exit(p, TIMEOUT_S)
+    got = run_logged(probe_argv, base + ".log", TIMEOUT_S)
     if got is None:
-        stop(p)
         raise ProbeError(f"handoff-probe ran past {TIMEOUT_S:.0f}s")
-    code, usage = got
+    code, usage, log_text = got
     window = time.monotonic() - t0
     m1 = procfs.machine_times()
     self1 = os.times()
-    with open(log_path, "rb") as f:
-        log_text = f.read().decode("utf-8", "replace")
-    os.unlink(log_path)
     if code != 0:
         raise ProbeError(f"handoff-probe exited with {code}:\n{log_text[-1500:]}")
     with open(raw_path, encoding="utf-8") as f:
@@ -133,22 +123,19 @@ def run_probe(*, build_dir: str, out_dir: str, repo_root: str, mode: str, argv: 
     accounted = ((usage.ru_utime + usage.ru_stime) if usage else 0.0) * procfs.CLK_TCK \
         + (self1.user + self1.system - self0.user - self0.system) * procfs.CLK_TCK
     busy = procfs.other_busy_pct(m0, m1, accounted, window)
-    machine = report.machine_info(build_dir, repo_root, out_dir)
-    doc = {
-        "format": 1,
-        "mode": mode,
-        "settings": {"round_trips": n, "rounds": r},
-        "command": shlex.join(argv),
-        "reproduce": report.reproduce_command(reproduce_argv, repo_root),
-        "probe_command": shlex.join(probe_argv[:-2]),
-        "machine": machine,
+    doc = report.tool_record(mode=mode, settings={"round_trips": n, "rounds": r}, argv=argv,
+                             reproduce_argv=reproduce_argv, repo_root=repo_root,
+                             build_dir=build_dir, out_dir=out_dir, tool_key="probe",
+                             tool_argv=probe_argv[:-2])
+    machine = doc["machine"]
+    doc.update({
         "window_s": window,
         "machine_busy": {"other_pct_of_core": busy,
                          "busy_machine": busy > BUSY_THRESHOLD_PCT,
                          "threshold_pct": BUSY_THRESHOLD_PCT},
         "probe": raw,
         "results": raw["results"],
-    }
+    })
     report.write_json(base + ".json", doc)
     header, lines = csv_lines(raw)
     report.write_csv(base + ".csv", header, lines)

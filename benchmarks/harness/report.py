@@ -133,6 +133,31 @@ def machine_info(build_dir: str, repo_root: str, out_dir: str | None = None) -> 
     }
 
 
+def results_base(out_dir: str, chapter: str, name: str) -> str:
+    """OUT/<chapter>/<name>, the folder made: the stem of a record's .json and .csv."""
+    dest = os.path.join(out_dir, chapter)
+    os.makedirs(dest, exist_ok=True)
+    return os.path.join(dest, name)
+
+
+def tool_record(*, mode: str, settings: dict, argv: list[str], reproduce_argv: list[str],
+                repo_root: str, build_dir: str, out_dir: str, tool_key: str,
+                tool_argv: list[str]) -> dict:
+    """The harness's record around one tool's report (a probe, a micro-benchmark): the mode
+    and its settings, the harness command that ran and the one that regenerates it, the
+    tool's own command line (as `<tool_key>_command`) and the machine. The caller adds the
+    tool's results."""
+    return {
+        "format": 1,
+        "mode": mode,
+        "settings": settings,
+        "command": shlex.join(argv),
+        "reproduce": reproduce_command(reproduce_argv, repo_root),
+        f"{tool_key}_command": shlex.join(tool_argv),
+        "machine": machine_info(build_dir, repo_root, out_dir),
+    }
+
+
 def machine_line(m: dict) -> str:
     """One line for captions: CPU, cores, kernel, compiler and flags, revision, date."""
     rev = m.get("git_rev", "") + ("+dirty" if m.get("git_dirty") else "")
@@ -301,6 +326,8 @@ def print_table(spec, summ: dict, comparisons: list[dict], mode: str, out) -> No
     show([("loop sleeps", "loop_sleeps_per_req"), ("pool sleeps", "pool_sleeps_per_req"),
           ("parks", "parks_per_req"), ("wakes", "wakes_sent_per_req"),
           ("spin catches", "spin_catches_per_req"), ("pokes", "completion_pokes_per_req"),
+          ("stolen pokes", "stolen_pokes_per_req"), ("chained wakes", "chained_wakes_per_req"),
+          ("age wakes", "age_wakes_per_req"),
           ("loop blocking waits", "loop_blocking_waits_per_req"),
           ("hand-off syscalls", "handoff_syscalls_per_req"),
           ("loop syscalls", "loop_syscalls_per_req"),

@@ -112,6 +112,22 @@ def wait_exit(p: subprocess.Popen, timeout_s: float):
     return p.returncode, usage
 
 
+def run_logged(argv: list[str], log_path: str, timeout_s: float):
+    """Run a measuring tool to its end with its stdout and stderr in `log_path`: (exit code,
+    rusage, the log's text), the log removed; None when it ran past timeout_s (it is then
+    stopped, and the log kept)."""
+    with open(log_path, "wb") as log:
+        p = CHILDREN.spawn(argv, stdout=log, stderr=log)
+    got = wait_exit(p, timeout_s)
+    if got is None:
+        stop(p)
+        return None
+    with open(log_path, "rb") as f:
+        text = f.read().decode("utf-8", "replace")
+    os.unlink(log_path)
+    return got[0], got[1], text
+
+
 def stop(p: subprocess.Popen, timeout_s: float = STOP_TIMEOUT_S) -> int:
     """SIGTERM, a bounded wait, then SIGKILL of the whole group. Returns the exit code
     (negative: killed by that signal)."""

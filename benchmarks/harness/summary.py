@@ -43,6 +43,12 @@ METRICS: dict[str, tuple[bool, str, str]] = {
     "wakes_sent_per_req": (False, "wakes sent to parked pool threads/request", "{:.3f}"),
     "spin_catches_per_req": (True, "jobs caught by a spinning pool thread/request", "{:.3f}"),
     "completion_pokes_per_req": (False, "completion pokes to the loop/request", "{:.3f}"),
+    "stolen_pokes_per_req": (False, "pokes read by a pool thread that was not parked/request",
+                             "{:.3f}"),
+    "chained_wakes_per_req": (False, "wakes a pool thread passed on to a parked sibling/request",
+                              "{:.3f}"),
+    "age_wakes_per_req": (False, "wakes the loop sent for jobs standing past T/request",
+                          "{:.3f}"),
     "loop_blocking_waits_per_req": (False, "loop epoll_waits allowed to block/request",
                                     "{:.3f}"),
     "loop_polls_per_req": (False, "loop zero-timeout epoll_waits/request", "{:.3f}"),
@@ -57,9 +63,10 @@ CSV_METRICS = ("rps", "loop_us_per_req", "pool_us_per_req", "server_us_per_req",
                "pool_cpu_pct", "loop_cpu_pct", "client_us_per_req", "p50_us", "p99_us",
                "p99_9_us", "loop_sleeps_per_req", "pool_sleeps_per_req",
                "server_sleeps_per_req", "parks_per_req", "wakes_sent_per_req",
-               "spin_catches_per_req", "completion_pokes_per_req",
-               "loop_blocking_waits_per_req", "loop_polls_per_req", "handoff_syscalls_per_req",
-               "loop_syscalls_per_req", "pool_syscalls_per_req")
+               "spin_catches_per_req", "completion_pokes_per_req", "stolen_pokes_per_req",
+               "chained_wakes_per_req", "age_wakes_per_req", "loop_blocking_waits_per_req",
+               "loop_polls_per_req", "handoff_syscalls_per_req", "loop_syscalls_per_req",
+               "pool_syscalls_per_req")
 
 # Counter metrics: metric -> (counters in /stats, summed; the role whose threads must
 # exist; whether only that role's threads are summed). The hand-off counters are summed
@@ -70,6 +77,12 @@ COUNTER_METRICS: dict[str, tuple[tuple[str, ...], str, bool]] = {
     "wakes_sent_per_req": (("wakes_sent",), "pool", False),
     "spin_catches_per_req": (("spin_catches",), "pool", False),
     "completion_pokes_per_req": (("completion_pokes",), "pool", False),
+    # Chapter 03's: a stolen poke and a chained wake are counted by the pool thread, an age
+    # wake by the loop that sends it; like the wakes above they are summed over every thread
+    # and exist only where there is a pool.
+    "stolen_pokes_per_req": (("stolen_pokes",), "pool", False),
+    "chained_wakes_per_req": (("chained_wakes",), "pool", False),
+    "age_wakes_per_req": (("age_wakes",), "pool", False),
     "loop_blocking_waits_per_req": (("loop_waits",), "loop", True),
     "loop_polls_per_req": (("loop_polls",), "loop", True),
     "handoff_syscalls_per_req": (("handoff_sends", "handoff_recvs"), "pool", False),

@@ -5,7 +5,9 @@ starting a server: verdicts and medians, CPU (schedstat nanoseconds, or ticks wh
 schedstat is absent) and sleeps from a fake /proc tree, the stage's /stats counters
 turned into per-request columns, the rotation of arms, spec checking (including the
 refusal of non-loopback targets), the parsing of both clients' reports, the CSV a
-results-table renders, and the refusal of a full-mode run on a dirty tree. Run by
+results-table renders, the refusal of a full-mode run on a dirty tree, and the records
+runner's CSV flattening and its handling of a tool not built or a report that is not
+whole (with a stand-in tool). Run by
 CTest (label `unit`) as `/usr/bin/python3 -m unittest -v test_harness`.
 """
 
@@ -15,6 +17,7 @@ import argparse
 import csv
 import glob
 import io
+import json
 import os
 import re
 import shutil
@@ -28,6 +31,7 @@ sys.path.insert(0, HERE)
 
 import bench  # noqa: E402
 import clients  # noqa: E402
+import records  # noqa: E402
 import procfs  # noqa: E402
 import report  # noqa: E402
 import servers  # noqa: E402
@@ -245,10 +249,10 @@ class Metrics(unittest.TestCase):
 
     def test_sleeps_and_counters_become_per_request_columns(self):
         counters = {"loop": {"loop_waits": 500, "loop_polls": 250, "syscalls": 4000,
-                             "wakes_sent": 100},
+                             "wakes_sent": 100, "age_wakes": 30},
                     "pool": {"parks": 300, "spin_catches": 700, "completion_pokes": 200,
                              "syscalls": 1000, "wakes_sent": 0, "handoff_sends": 1000,
-                             "handoff_recvs": 1200}}
+                             "handoff_recvs": 1200, "stolen_pokes": 40, "chained_wakes": 60}}
         m = sm.cell_metrics(requests=1000, rps=500.0, latency_us={}, errors_total=0,
                             cpu=self.cpu({"loop": 1.0, "pool": 1.0}, 0.0,
                                          sleeps={"loop": 400, "pool": 350, "other": 2}),
@@ -265,6 +269,10 @@ class Metrics(unittest.TestCase):
         self.assertAlmostEqual(m["loop_syscalls_per_req"], 4.0)
         self.assertAlmostEqual(m["pool_syscalls_per_req"], 1.0)
         self.assertAlmostEqual(m["handoff_syscalls_per_req"], 2.2)
+        # Chapter 03's: the pool counts stolen pokes and chained wakes, the loop age wakes.
+        self.assertAlmostEqual(m["stolen_pokes_per_req"], 0.04)
+        self.assertAlmostEqual(m["chained_wakes_per_req"], 0.06)
+        self.assertAlmostEqual(m["age_wakes_per_req"], 0.03)
 
     def test_a_peer_has_sleeps_but_no_counters_and_an_inline_arm_no_pool_counters(self):
         peer = sm.cell_metrics(requests=10, rps=5.0, latency_us={}, errors_total=0,
@@ -281,6 +289,7 @@ class Metrics(unittest.TestCase):
         self.assertAlmostEqual(inline["loop_blocking_waits_per_req"], 0.3)
         self.assertAlmostEqual(inline["loop_syscalls_per_req"], 4.0)
         self.assertIsNone(inline["parks_per_req"])
+        self.assertIsNone(inline["age_wakes_per_req"])
         self.assertIsNone(inline["pool_syscalls_per_req"])
 
     def test_every_counter_metric_is_a_csv_column_and_names_a_counter_the_stage_has(self):
@@ -580,6 +589,123 @@ class ClientReports(unittest.TestCase):
         m = servers.READY_RE.search(b"starting\nhandoff: listening on http://127.0.0.1:40123\n")
         self.assertEqual((m.group(1), m.group(2)), (b"127.0.0.1", b"40123"))
         self.assertIsNone(servers.READY_RE.search(b"handoff: listening on 127.0.0.1:1\n"))
+
+
+# A stand-in tool for the records runner: writes the report its arguments ask for, and
+# judges a file with --check by the flag the report carries.
+FAKE_TOOL = """#!/usr/bin/python3
+import json, sys
+args = sys.argv[1:]
+if args[0] == "--check":
+    doc = json.load(open(args[1]))
+    sys.exit(0 if doc["whole"] else 1)
+path = args[args.index("--json") + 1]
+doc = {"tool": "fake", "machine": {"cpu": "x"}, "whole": "--broken" not in args,
+       "results": [{"variant": "relaxed", "trials": 10, "rate": 0.125, "pinned": True,
+                    "outcomes": {"00": 3, "11": 7}, "cpus": [0, 1]},
+                   {"variant": "seq_cst", "trials": 10, "rate": 1.5e-07, "pinned": False,
+                    "outcomes": {"00": 0, "01": 10}}]}
+if "--no-results" in args:
+    del doc["results"]
+json.dump(doc, open(path, "w"))
+print("fake: done")
+"""
+
+
+class Records(unittest.TestCase):
+    """The runner of the JSON-writing probes (records.py): the CSV contract, a tool not
+    built, and a report that breaks the contract or fails its own check."""
+
+    def setUp(self):
+        self.root = tempfile.mkdtemp(prefix="records-")
+        self.build = f"{self.root}/build"
+        self.out = f"{self.root}/out"
+        os.makedirs(f"{self.build}/bin")
+
+    def tearDown(self):
+        shutil.rmtree(self.root, ignore_errors=True)
+
+    def fake(self, name="fake-tool"):
+        path = f"{self.build}/bin/{name}"
+        with open(path, "w") as f:
+            f.write(FAKE_TOOL)
+        os.chmod(path, 0o755)
+
+    def run_tools(self, tools):
+        return records.run_records(build_dir=self.build, out_dir=self.out, repo_root=self.root,
+                                   mode="quick", argv=["bench.py", "records"], tools=tools,
+                                   reproduce_argv=lambda name: ["bench.py", "records", "--only", name],
+                                   stream=io.StringIO())
+
+    @staticmethod
+    def tool(*flags, check=True):
+        return records.Tool("03-lost-wakes", "fake", "fake-tool",
+                            {"quick": {"trials": 10, **{f: "" for f in flags}}, "full": {}},
+                            check=check)
+
+    def test_nested_objects_flatten_one_level_into_outer_inner_columns(self):
+        header, lines = records.csv_lines([
+            {"variant": "relaxed", "trials": 2_000_000, "rate": 0.000123456789, "pinned": True,
+             "outcomes": {"00": 3, "01": 5}, "cpus": [0, 1], "wall_us": {"median": 12.3456789}},
+            {"variant": "seq_cst", "skipped": True, "outcomes": {"00": 0, "10": 2}}])
+        self.assertEqual(header, ["variant", "trials", "rate", "pinned", "outcomes_00",
+                                  "outcomes_01", "cpus", "wall_us_median", "skipped",
+                                  "outcomes_10"])
+        self.assertEqual(lines[0], {"variant": "relaxed", "trials": "2000000",
+                                    "rate": "0.000123457", "pinned": "true",
+                                    "outcomes_00": "3", "outcomes_01": "5", "cpus": "0 1",
+                                    "wall_us_median": "12.3457"})
+        self.assertEqual(lines[1], {"variant": "seq_cst", "skipped": "true", "outcomes_00": "0",
+                                    "outcomes_10": "2"})
+        self.assertEqual(records.cell(12345678.9), "12345679")
+        self.assertEqual(records.cell(False), "false")
+        self.assertEqual(records.cell(None), "")
+
+    def test_a_tool_runs_its_check_and_its_record_and_csv_are_written(self):
+        self.fake()
+        missing, failures = self.run_tools([self.tool()])
+        self.assertEqual((missing, failures), ([], []))
+        base = f"{self.out}/03-lost-wakes/fake"
+        with open(base + ".json") as f:
+            doc = json.load(f)
+        for key in ("machine", "command", "reproduce", "mode", "settings", "tool_command"):
+            self.assertIn(key, doc)
+        self.assertEqual((doc["mode"], doc["settings"], doc["tool"]),
+                         ("quick", {"trials": 10}, "fake"))
+        self.assertEqual(doc["reproduce"], "/usr/bin/python3 bench.py records --only fake")
+        self.assertEqual(len(doc["results"]), 2)
+        with open(base + ".csv", newline="") as f:
+            rows = list(csv.DictReader(f))
+        self.assertEqual([(r["variant"], r["outcomes_00"], r["pinned"]) for r in rows],
+                         [("relaxed", "3", "true"), ("seq_cst", "0", "false")])
+        self.assertEqual(rows[1]["rate"], "1.5e-07")
+        self.assertFalse(os.path.exists(base + ".raw.json"))
+
+    def test_a_tool_not_built_is_listed_as_missing_and_nothing_is_written(self):
+        missing, failures = self.run_tools([self.tool()])
+        self.assertEqual(failures, [])
+        self.assertEqual(len(missing), 1)
+        self.assertIn("fake-tool not built", missing[0])
+        self.assertFalse(os.path.exists(f"{self.out}/03-lost-wakes/fake.json"))
+
+    def test_a_report_that_fails_its_own_check_or_breaks_the_contract_is_not_filed(self):
+        self.fake()
+        for flag, said in (("broken", "--check rejected"), ("no-results", 'no "results"')):
+            with self.subTest(flag):
+                missing, failures = self.run_tools([self.tool(flag)])
+                self.assertEqual(missing, [])
+                self.assertEqual(len(failures), 1)
+                self.assertIn(said, failures[0])
+                self.assertFalse(os.path.exists(f"{self.out}/03-lost-wakes/fake.json"))
+
+    def test_every_registered_tool_has_both_modes_and_a_unique_name(self):
+        names = [t.name for t in records.TOOLS]
+        self.assertEqual(len(names), len(set(names)))
+        self.assertLessEqual({"sb-litmus", "herd-probe"}, set(names))
+        for t in records.TOOLS:
+            with self.subTest(t.name):
+                self.assertEqual(set(t.settings), set(specfile.MODES))
+                self.assertNotIn("--json", records.tool_argv(t, "quick"))
 
 
 class Reproduce(unittest.TestCase):

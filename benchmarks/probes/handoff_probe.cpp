@@ -524,21 +524,6 @@ std::vector<std::string> mechanism_names() {
   return names;
 }
 
-struct Summary {
-  double median = 0;
-  double min = 0;
-  double max = 0;
-};
-
-Summary summarize(std::vector<double> xs) {
-  std::sort(xs.begin(), xs.end());
-  const std::size_t n = xs.size();
-  const double median = n % 2 == 1 ? xs[n / 2] : (xs[n / 2 - 1] + xs[n / 2]) / 2;
-  return Summary{median, xs.front(), xs.back()};
-}
-
-Json to_json(const Summary& s) { return Json{{"median", s.median}, {"min", s.min}, {"max", s.max}}; }
-
 // -------------------------------------------------------------------------------------
 // --check FILE: the smoke test's judge of a JSON written by this tool.
 // -------------------------------------------------------------------------------------
@@ -701,7 +686,7 @@ int run(int argc, char** argv) {
       auto pick = [&](auto field) {
         std::vector<double> xs;
         for (const Sample& s : samples[arm][i]) xs.push_back(field(s));
-        return to_json(summarize(std::move(xs)));
+        return handoff::probes::median_min_max(std::move(xs));
       };
       const std::string suffix = arm == 0 ? std::string() : std::string(kBusySuffix);
       r["wall_us" + suffix] = pick([](const Sample& s) { return s.wall_us; });

@@ -1,8 +1,10 @@
-// probes/probe_report: what every probe's JSON shares (chapter 01).
+// probes/probe_report: what the probes share (chapter 01).
 #include "probe_report.h"
 
+#include <sched.h>
 #include <sys/utsname.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <exception>
 #include <fstream>
@@ -36,6 +38,32 @@ Json machine() {
               {"cores", std::thread::hardware_concurrency()},
               {"kernel", std::string(u.release)},
               {"arch", std::string(u.machine)}};
+}
+
+Json median_min_max(std::vector<double> xs) {
+  std::sort(xs.begin(), xs.end());
+  const std::size_t n = xs.size();
+  const double median = n % 2 == 1 ? xs[n / 2] : (xs[n / 2 - 1] + xs[n / 2]) / 2;
+  return Json{{"median", median}, {"min", xs.front()}, {"max", xs.back()}};
+}
+
+std::vector<int> two_cpus() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  std::vector<int> cpus;
+  if (::sched_getaffinity(0, sizeof set, &set) != 0) return cpus;
+  for (int c = 0; c < CPU_SETSIZE && cpus.size() < 2; ++c) {
+    if (CPU_ISSET(c, &set)) cpus.push_back(c);
+  }
+  if (cpus.size() < 2) cpus.clear();
+  return cpus;
+}
+
+bool pin_to(int cpu) {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  CPU_SET(cpu, &set);
+  return ::sched_setaffinity(0, sizeof set, &set) == 0;
 }
 
 bool write_json(const std::string& path, const Json& doc, const char* tool) {

@@ -1,11 +1,13 @@
-// probes/probe_report: what every probe's JSON shares: the machine it ran on, and reading
-// a probe's JSON out and back for --check (chapter 01).
-// Role: one description of the machine and one way to load a results file, so that the
-// probes (handoff-probe, sb-litmus) report and judge their files alike.
+// probes/probe_report: what the probes share: the machine they ran on, writing and reading
+// back a probe's JSON (for --check), a figure over rounds, and two CPUs to pin to (chapter 01).
+// Role: one description of the machine, one way to write and load a results file and one
+// placement on two CPUs, so that the probes (handoff-probe, sb-litmus, herd-probe) report,
+// judge and pin alike.
 #pragma once
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -16,6 +18,15 @@ using Json = nlohmann::ordered_json;
 /// {"cpu", "cores", "kernel", "arch"} of this machine: the model from /proc/cpuinfo
 /// ("model name" on x86, "Hardware"/"CPU part" on Arm), uname's release and machine.
 Json machine();
+
+/// {"median", "min", "max"} of `xs` (not empty): how every probe reports a figure over rounds.
+Json median_min_max(std::vector<double> xs);
+
+/// The first two CPUs this process may run on, or an empty list if it may run on fewer.
+std::vector<int> two_cpus();
+
+/// Pin the calling thread to `cpu`; false if the kernel refuses.
+bool pin_to(int cpu);
 
 /// Write `doc` to `path`, pretty-printed; false after a message on stderr that names
 /// `tool` when the file cannot be written.

@@ -29,13 +29,11 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
-#include <sched.h>
-
 #if defined(__x86_64__) || defined(__i386__)
 #include <x86intrin.h>
+#endif
 
 #include "probe_report.h"
-#endif
 
 namespace handoff::bench {
 namespace {
@@ -134,27 +132,6 @@ struct Tally {
   std::uint64_t late = 0;
 };
 
-// Pin the calling thread to `cpu`; false if the kernel refuses.
-bool pin_to(int cpu) {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  CPU_SET(cpu, &set);
-  return ::sched_setaffinity(0, sizeof set, &set) == 0;
-}
-
-// The first two CPUs this process may run on, or an empty list if it may run on fewer.
-std::vector<int> two_cpus() {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  std::vector<int> cpus;
-  if (::sched_getaffinity(0, sizeof set, &set) != 0) return cpus;
-  for (int c = 0; c < CPU_SETSIZE && cpus.size() < 2; ++c) {
-    if (CPU_ISSET(c, &set)) cpus.push_back(c);
-  }
-  if (cpus.size() < 2) cpus.clear();
-  return cpus;
-}
-
 template <Variant V>
 Tally run_trials(std::uint64_t trials, std::uint64_t lead, const std::vector<int>& cpus) {
   Shared s;
@@ -162,7 +139,7 @@ Tally run_trials(std::uint64_t trials, std::uint64_t lead, const std::vector<int
   // Both sides run on threads of their own, so that pinning one never pins the main thread
   // (whose mask every later thread would inherit, putting an unpinned pair on one CPU).
   std::thread b([&] {
-    if (!cpus.empty()) pin_to(cpus[1]);
+    if (!cpus.empty()) handoff::probes::pin_to(cpus[1]);
     for (std::uint64_t i = 1; i <= trials; ++i) {
       spin_until([&] { return s.start.load(std::memory_order_acquire) == i; });  // pairs with A's release of start
       const std::uint64_t at = s.start_at;
@@ -176,7 +153,7 @@ Tally run_trials(std::uint64_t trials, std::uint64_t lead, const std::vector<int
     }
   });
   std::thread a([&] {
-    if (!cpus.empty()) pin_to(cpus[0]);
+    if (!cpus.empty()) handoff::probes::pin_to(cpus[0]);
     for (std::uint64_t i = 1; i <= trials; ++i) {
       // relaxed: B's previous trial is over (the acquire of done below) and B reads them
       // only after the release of start, which orders these resets before it.
@@ -329,7 +306,7 @@ int run(int argc, char** argv) {
   }
   if (!check_path.empty()) return check_file(check_path);
 
-  const std::vector<int> cpus = two_cpus();
+  const std::vector<int> cpus = handoff::probes::two_cpus();
   Json results = Json::array();
   for (const VariantInfo& v : kVariants) {
     if (!only.empty() && std::find(only.begin(), only.end(), v.name) == only.end()) continue;
