@@ -192,17 +192,8 @@ class PerThreadFutex {
     return !stopping_.load(std::memory_order_relaxed);
   }
   int choose(const std::deque<int>& /*order*/) const {
-    int best = -1;
-    std::uint32_t best_seq = 0;
-    for (int i = 0; i < waiters_; ++i) {
-      std::uint32_t seq = 0;
-      if (channels_[static_cast<std::size_t>(i)].parked_seq(seq) &&
-          (best < 0 || pool::WakeChannel::newer(seq, best_seq))) {
-        best = i;
-        best_seq = seq;
-      }
-    }
-    return best;
+    std::uint32_t seq = 0;
+    return pool::WakeChannel::newest_parked(channels_.get(), waiters_, seq);  // the pool's choice
   }
   void wake(int i) {
     pool::WakeChannel& ch = channels_[static_cast<std::size_t>(i)];

@@ -119,18 +119,10 @@ void ElasticPool::wake_if_all_parked() {
 // [elastic.wake]
 bool ElasticPool::Core::wake_newest(stats::ThreadStats& loop_stats) {
   for (;;) {
-    WakeChannel* best = nullptr;
-    std::uint32_t best_seq = 0;
-    for (int i = 0; i < threads; ++i) {
-      WakeChannel& ch = channels[static_cast<std::size_t>(i)];
-      std::uint32_t seq = 0;
-      if (ch.parked_seq(seq) && (best == nullptr || WakeChannel::newer(seq, best_seq))) {
-        best = &ch;
-        best_seq = seq;
-      }
-    }
-    if (best == nullptr) return false;
-    if (best->wake(best_seq, loop_stats)) {
+    std::uint32_t seq = 0;
+    const int best = WakeChannel::newest_parked(channels.get(), threads, seq);
+    if (best < 0) return false;
+    if (channels[static_cast<std::size_t>(best)].wake(seq, loop_stats)) {
       // The CAS made us the owner of the thread's way out of PARKED: lower its count now,
       // before this thread looks at the count again. relaxed: the CAS's acquire already
       // ordered the thread's increment before this decrement.

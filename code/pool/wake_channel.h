@@ -82,6 +82,21 @@ class WakeChannel {
   /// woken by someone else. Counts the FUTEX_WAKE in `stats` (handoff_sends and syscalls).
   bool wake(std::uint32_t seq, stats::ThreadStats& stats) noexcept;
 
+  /// The waker's choice among `count` channels: the index of the one parked last (the
+  /// newest park sequence, see newer()) and its sequence in `seq`, or -1 when none is
+  /// parked. A snapshot: wake() checks the sequence again.
+  static int newest_parked(const WakeChannel* channels, int count, std::uint32_t& seq) noexcept {
+    int best = -1;
+    for (int i = 0; i < count; ++i) {
+      std::uint32_t s = 0;
+      if (channels[i].parked_seq(s) && (best < 0 || newer(s, seq))) {
+        best = i;
+        seq = s;
+      }
+    }
+    return best;
+  }
+
   /// The kind, for tests and the harness (a snapshot, ordered by nothing).
   Kind kind() const noexcept {
     // relaxed: a snapshot for tests.
