@@ -176,7 +176,7 @@ def links(steps: list[tuple[int, str]]) -> list[Link]:
     return sorted(out, key=lambda link: (link.src, link.dst))
 
 
-def _label(text: str, width: int = 28) -> str:
+def _label(text: str, width: int = 24) -> str:
     return "\\n".join(textwrap.wrap(text, width)).replace('"', '\\"')
 
 
@@ -195,8 +195,8 @@ def to_dot(trail: Trail) -> str:
         last[lane] = k
     out = [
         "digraph trail {",
-        "  rankdir=TB; newrank=true; nodesep=0.25; ranksep=0.18;",
-        '  node [fontname="Helvetica", fontsize=11, shape=box, style="rounded", width=2.3, height=0.3, margin="0.08,0.04"];',
+        "  rankdir=TB; newrank=true; nodesep=0.2; ranksep=0.18;",
+        '  node [fontname="Helvetica", fontsize=11, shape=box, style="rounded", width=1.9, height=0.3, margin="0.08,0.04"];',
         '  edge [fontname="Helvetica", fontsize=10, color="#888888", arrowsize=0.6];',
         '  hs [label="step", shape=plaintext, fontcolor="#666666"];',
     ]
