@@ -196,7 +196,8 @@ def to_dot(trail: Trail) -> str:
     out = [
         "digraph trail {",
         "  rankdir=TB; newrank=true; nodesep=0.2; ranksep=0.18;",
-        '  node [fontname="Helvetica", fontsize=11, shape=box, style="rounded", width=1.9, height=0.3, margin="0.08,0.04"];',
+        '  node [fontname="Helvetica", fontsize=11, shape=box, style="rounded", width=1.9, height=0.3,'
+        ' margin="0.08,0.04"];',
         '  edge [fontname="Helvetica", fontsize=10, color="#888888", arrowsize=0.6];',
         '  hs [label="step", shape=plaintext, fontcolor="#666666"];',
     ]
