@@ -20,6 +20,7 @@ extensions = ["myst_parser", "breathe", "sphinx.ext.graphviz", "results_cell", "
 if (ROOT / "book" / "_ext" / "results_table.py").exists():
     extensions.append("results_table")
 extensions.append("conformance_table")
+extensions.append("trail_timeline")
 
 include_patterns = ["book/**", "chapters/*/note.md", "exercises/*/README.md"]
 exclude_patterns = ["build/**", "book/_ext/**", "book/tools/**", "**/__pycache__"]
