@@ -14,8 +14,7 @@ int parked_of(std::uint64_t word) { return static_cast<int>(word >> 32); }
 int wakes_of(std::uint64_t word) { return static_cast<int>(word & 0xffff'ffffU); }
 }  // namespace
 
-Lane::Lane(Hooks hooks)
-    : wake_(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK | EFD_SEMAPHORE)), hooks_(std::move(hooks)) {}
+Lane::Lane(Hooks hooks) : wake_(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK | EFD_SEMAPHORE)), hooks_(std::move(hooks)) {}
 
 // relaxed (all four): snapshots for tests, ordered by nothing.
 int Lane::parked() const noexcept { return parked_of(wait_word_.load(std::memory_order_relaxed)); }

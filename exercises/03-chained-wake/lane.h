@@ -42,7 +42,7 @@ class Lane {
   /// Snapshots for tests.
   int parked() const noexcept;
   int wakes_in_flight() const noexcept;
-  std::uint64_t pokes_eaten() const noexcept;     ///< pokes an awake taker's look took
+  std::uint64_t pokes_eaten() const noexcept;    ///< pokes an awake taker's look took
   std::uint64_t chained_wakes() const noexcept;  ///< pokes sent by pass_wake_on
 
  private:

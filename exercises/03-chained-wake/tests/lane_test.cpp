@@ -96,8 +96,8 @@ TEST_CASE("lane: a poke eaten by an awake taker still reaches its parked sibling
   lane.submit(-1);
   t1.join();
   t2.join();
-  CHECK(eaten == 1);  // the steal happened, as forced
-  CHECK(fast);        // job 1 ran within 1 s ...
+  CHECK(eaten == 1);                                        // the steal happened, as forced
+  CHECK(fast);                                              // job 1 ran within 1 s ...
   CHECK(fast_beside_slow.load(std::memory_order_relaxed));  // ... beside the slow job, not after it
   CHECK(chained == 1);                                      // one wake passed on, no more
 }

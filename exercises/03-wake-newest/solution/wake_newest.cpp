@@ -29,8 +29,8 @@ bool Board::wake_newest() {
     // count happens before our decrement. release: pairs with sleep()'s acquire load, so
     // what we did before the wake is visible to the woken thread. Failure (relaxed): the
     // thread cancelled (or cancelled and parked again); we touch nothing.
-    const bool won = words_[best].compare_exchange_strong(expected, kWoken, std::memory_order_acq_rel,
-                                                          std::memory_order_relaxed);
+    const bool won =
+        words_[best].compare_exchange_strong(expected, kWoken, std::memory_order_acq_rel, std::memory_order_relaxed);
 #endif
     if (won) {
       // The CAS made us the owner of the thread's way out of PARKED: lower its count, once.
