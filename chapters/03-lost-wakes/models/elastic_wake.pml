@@ -27,7 +27,12 @@
  * wake_newest() repeated; the ticket and the count are taken in one step here (the ticket
  * ranks parks and orders nothing). The futex is the word: FUTEX_WAIT sleeps only while the
  * word in memory still says PARKED(ticket), and every successful CAS is followed by the
- * FUTEX_WAKE, so a sleeper can move exactly when its word does.
+ * FUTEX_WAKE, so a sleeper can move exactly when its word does. The age check's passes
+ * are taken only when one would act (jobs in the ring, a word in memory says PARKED): a
+ * pass that changes nothing is left out, so that the loop can block and timeout judge the
+ * end. With the age check on, then, the model checks what a pass does (its CAS against the
+ * thread's cancel, the count), and that a held thread needs it; that the loop keeps passing
+ * is the capped wait's job (max_wait_ms()), which the model takes as given.
  *
  * Temporaries are cleared once used (p = 0, r = 0, ...): spin would otherwise tell two
  * states apart by a value that no later step reads.
