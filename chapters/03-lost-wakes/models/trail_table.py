@@ -5,8 +5,10 @@ Reads what `spin -T -t MODEL` prints when it replays a pan trail and writes a Ma
 table the book can show: one row per step a thread took, in the thread's column, in the
 order the steps happened. The models announce their steps with printf lines of the form
 `@<column>|<text>`: column 0 is the loop, column N the pool thread N; `@@|<text>` is the
-verdict, printed only when the property fails, and becomes the last row. Every other line
-of spin's output (the final state dump) is ignored.
+verdict of a check at the end, where nothing can move, and `@!|<text>` the verdict of an
+assertion that fails on the way; either is printed only when its check fails, and becomes
+the line under the table. Every other line of spin's output (the final state dump) is
+ignored.
 
     spin -T -t -DFENCE_SUBMIT=0 pool_wake.pml | trail_table.py --title "..." > out.md
 """
@@ -19,9 +21,12 @@ def column_name(col: int) -> str:
     return "loop" if col == 0 else f"pool-{col}"
 
 
+VERDICTS = {"@@": "Then nothing can move: ", "@!": "Then the check fails: "}
+
+
 def parse(lines):
     steps = []  # (column, text)
-    verdict = None
+    verdict = None  # the line under the table
     for line in lines:
         line = line.rstrip("\n")
         if not line.startswith("@"):
@@ -29,8 +34,8 @@ def parse(lines):
         head, sep, text = line.partition("|")
         if not sep:
             continue
-        if head == "@@":
-            verdict = text.strip()
+        if head in VERDICTS:
+            verdict = VERDICTS[head] + text.strip()
             continue
         try:
             col = int(head[1:])
@@ -54,7 +59,7 @@ def render(steps, verdict, title):
         out.append("| " + " | ".join(cells) + " |")
     if verdict:
         out.append("")
-        out.append(f"Then nothing can move: {verdict}")
+        out.append(verdict)
     return "\n".join(out) + "\n"
 
 

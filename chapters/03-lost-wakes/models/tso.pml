@@ -20,8 +20,13 @@
  * trail uses as the thread's column), NADDR (one more than the number of words: mtype
  * values start at 1) and BUFSZ before including this file, and starts one drainer per
  * thread. Words changed only by locked RMWs never sit in a buffer; a model keeps those as
- * plain globals and reads them directly.
+ * plain globals and reads them directly. A model whose stored values mean more than their
+ * number may define SHOW_DRAIN(me, a, v), the trail line of a store reaching memory.
  */
+
+#ifndef SHOW_DRAIN
+#define SHOW_DRAIN(me, a, v) printf("@%d|  (%e = %d reaches memory)\n", me, a, v)
+#endif
 
 chan sb[NPROC] = [BUFSZ] of { mtype:word, byte };  /* per thread: (word, value) pending */
 byte mem[NADDR];
@@ -61,7 +66,7 @@ end:
        sb[me]?a,v ->
        mem[a] = v;
        pend[me * NADDR + a]--;
-       printf("@%d|  (%e = %d reaches memory)\n", me, a, v)
+       SHOW_DRAIN(me, a, v)
      }
   od
 }

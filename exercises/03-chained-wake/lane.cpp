@@ -1,0 +1,102 @@
+// exercises/03-chained-wake: the parts of the lane that are given. Read them first.
+#include "lane.h"
+
+#include <poll.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+namespace exercise {
+
+namespace {
+constexpr std::uint64_t kOneParked = std::uint64_t{1} << 32;
+constexpr std::uint64_t kOneWake = 1;
+int parked_of(std::uint64_t word) { return static_cast<int>(word >> 32); }
+int wakes_of(std::uint64_t word) { return static_cast<int>(word & 0xffff'ffffU); }
+}  // namespace
+
+Lane::Lane(Hooks hooks) : wake_(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK | EFD_SEMAPHORE)), hooks_(std::move(hooks)) {}
+
+// relaxed (all four): snapshots for tests, ordered by nothing.
+int Lane::parked() const noexcept { return parked_of(wait_word_.load(std::memory_order_relaxed)); }
+int Lane::wakes_in_flight() const noexcept { return wakes_of(wait_word_.load(std::memory_order_relaxed)); }
+std::uint64_t Lane::pokes_eaten() const noexcept { return pokes_eaten_.load(std::memory_order_relaxed); }
+std::uint64_t Lane::chained_wakes() const noexcept { return chained_wakes_.load(std::memory_order_relaxed); }
+
+void Lane::submit(int job) {
+  while (!ring_.try_push(job)) {
+  }
+  // Push, then read the word: a store then a load, ordered only by a seq_cst fence. Pairs
+  // with the fence in park() between announcing and re-checking.
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  wake_one_if_parked(Waker::submit);
+}
+
+void Lane::wake_one_if_parked(Waker waker) {
+  // Both counts from one load of one word; the CAS keeps two wakers from spending one
+  // credit twice. relaxed: the word orders no data (the fences around the ring do).
+  std::uint64_t word = wait_word_.load(std::memory_order_relaxed);
+  while (parked_of(word) > wakes_of(word)) {
+    if (wait_word_.compare_exchange_weak(word, word + kOneWake, std::memory_order_relaxed)) {
+      // relaxed: a count for tests.
+      if (waker == Waker::chain) chained_wakes_.fetch_add(1, std::memory_order_relaxed);
+      const std::uint64_t one = 1;
+      [[maybe_unused]] auto n = ::write(wake_.get(), &one, sizeof one);
+      return;
+    }
+  }
+}
+
+void Lane::poll_lane() {
+  std::uint64_t n;
+  while (::read(wake_.get(), &n, sizeof n) == static_cast<ssize_t>(sizeof n)) {
+    // A poke sent for a parked taker, taken by this one, which is awake: its credit comes
+    // back, and the taker it was sent for is not told. relaxed: a count for tests, and the
+    // word orders no data.
+    pokes_eaten_.fetch_add(1, std::memory_order_relaxed);
+    wait_word_.fetch_sub(kOneWake, std::memory_order_relaxed);
+  }
+}
+
+std::optional<int> Lane::take(std::chrono::milliseconds limit) {
+  const auto deadline = std::chrono::steady_clock::now() + limit;
+  for (;;) {
+    poll_lane();
+    int job;
+    if (ring_.try_pop(job)) {
+      pass_wake_on();
+      return job;
+    }
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) return std::nullopt;
+    if (auto found = park(left)) {
+      pass_wake_on();
+      return found;
+    }
+  }
+}
+
+std::optional<int> Lane::park(std::chrono::milliseconds limit) {
+  wait_word_.fetch_add(kOneParked, std::memory_order_relaxed);  // announce
+  // The announcement must be visible before the re-check: pairs with submit()'s fence.
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  int job;
+  if (ring_.try_pop(job)) {
+    wait_word_.fetch_sub(kOneParked, std::memory_order_relaxed);
+    return job;
+  }
+  if (hooks_.before_block) hooks_.before_block();
+  pollfd p{wake_.get(), POLLIN, 0};
+  bool poked = false;
+  if (::poll(&p, 1, static_cast<int>(limit.count())) > 0) {
+    std::uint64_t n;
+    poked = ::read(wake_.get(), &n, sizeof n) == static_cast<ssize_t>(sizeof n);  // a sibling may read it first
+  }
+  // Leave the parked count and give the credit back in one step (chapter 02's second lost
+  // wake was these two apart).
+  wait_word_.fetch_sub(kOneParked + (poked ? kOneWake : 0), std::memory_order_relaxed);
+  if (hooks_.after_wake) hooks_.after_wake();
+  return std::nullopt;
+}
+
+}  // namespace exercise

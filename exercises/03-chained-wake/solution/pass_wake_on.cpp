@@ -1,0 +1,24 @@
+// exercises/03-chained-wake/solution: a taker that takes a job and still sees work passes
+// one wake on, by submit's own rule.
+#include "lane.h"
+
+namespace exercise {
+
+void Lane::pass_wake_on() {
+  // Work left in the ring after our pop: a parked sibling with no wake on its way gets one.
+  // The wake this replaces is one an awake taker's look at the socket ate, and the taker
+  // that ate it is this one: it looks at the socket before it pops, and the poke it ate was
+  // sent after its job's push, so this look at the ring sees that job unless a sibling
+  // already took it. No fence before wake_one_if_parked's load of the word: this taker's
+  // fetch_sub in poll_lane() comes after submit's CAS in the word's modification order, and
+  // a later load by the same thread never reads an older value (coherence). Every job whose
+  // poke was not eaten is covered by submit's fenced protocol already.
+#if defined(CHAIN_WITHOUT_WORK_CHECK)
+  const bool more = true;  // the negative control (CMakeLists.txt, MUTANTS): a wake for an empty ring
+#else
+  const bool more = !ring_.empty();
+#endif
+  if (more) wake_one_if_parked(Waker::chain);
+}
+
+}  // namespace exercise

@@ -1,0 +1,140 @@
+// exercises/03-chained-wake/tests: the stolen credit, forced every time, must not leave a
+// job behind a long one while a taker sleeps.
+#include <atomic>
+#include <catch2/catch.hpp>
+#include <condition_variable>
+#include <mutex>
+#include <thread>
+
+#include "lane.h"
+#include "testkit/watchdog.h"
+
+using namespace std::chrono_literals;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+/// Holds the first taker that reaches the hook it is called from, while armed, until the
+/// test releases it (or 5 s pass).
+struct Gate {
+  std::mutex mu;
+  std::condition_variable cv;
+  bool armed = false, arrived = false, released = false;
+  void thread_side() {
+    std::unique_lock lock(mu);
+    if (!armed) return;
+    armed = false;
+    arrived = true;
+    cv.notify_all();
+    cv.wait_for(lock, 5s, [this] { return released; });
+  }
+  void arm() {
+    std::lock_guard lock(mu);
+    armed = true;
+  }
+  bool wait_arrival() {
+    std::unique_lock lock(mu);
+    return cv.wait_for(lock, 2s, [this] { return arrived; });
+  }
+  void release() {
+    std::lock_guard lock(mu);
+    released = true;
+    cv.notify_all();
+  }
+};
+
+template <class Pred>
+bool eventually(Pred pred, std::chrono::milliseconds limit = 2s) {
+  const auto deadline = Clock::now() + limit;
+  while (!pred()) {
+    if (Clock::now() >= deadline) return false;
+    std::this_thread::sleep_for(50us);
+  }
+  return true;
+}
+
+}  // namespace
+
+TEST_CASE("lane: a poke eaten by an awake taker still reaches its parked sibling", "[exercise][ch03]") {
+  handoff::testkit::Watchdog dog(20s, "the forced stolen credit");
+  Gate before_block, after_wake;  // outlive the lane's takers: they call into them
+  // relaxed (all): test flags polled in bounded loops.
+  std::atomic<bool> slow_started{false}, fast_done{false}, fast_beside_slow{false};
+  exercise::Lane lane({[&] { before_block.thread_side(); }, [&] { after_wake.thread_side(); }});
+  // Job 0 is slow: it holds its taker until job 1 is done, or 2 s. Job 1 is fast. Job -1
+  // ends a taker. A taker waits up to 5 s in take(), so no timeout of its own can rescue a
+  // sleeping taker inside the test's 1 s bound.
+  auto taker = [&] {
+    for (;;) {
+      const auto job = lane.take(5s);
+      if (!job) continue;
+      if (*job == -1) return;
+      if (*job == 0) {
+        slow_started.store(true, std::memory_order_relaxed);
+        fast_beside_slow.store(eventually([&] { return fast_done.load(std::memory_order_relaxed); }, 2s),
+                               std::memory_order_relaxed);
+      } else {
+        fast_done.store(true, std::memory_order_relaxed);
+      }
+    }
+  };
+  before_block.arm();  // the first taker to park stops before it blocks: call it B
+  std::thread t1(taker), t2(taker);
+  REQUIRE(before_block.wait_arrival());
+  REQUIRE(eventually([&] { return lane.parked() == 2; }));  // A too: blocked, or on its way
+  std::this_thread::sleep_for(5ms);                         // A in poll()
+  after_wake.arm();
+  lane.submit(0);  // one poke: only A can read it
+  REQUIRE(after_wake.wait_arrival());
+  lane.submit(1);        // B still counts as parked: a poke for B, into the shared socket
+  after_wake.release();  // A looks at the socket on its way back to the ring, and eats it
+  REQUIRE(eventually([&] { return slow_started.load(std::memory_order_relaxed); }));
+  before_block.release();  // B blocks: only a wake passed on can reach it now
+  const bool fast = eventually([&] { return fast_done.load(std::memory_order_relaxed); }, 1s);
+  const std::uint64_t eaten = lane.pokes_eaten(), chained = lane.chained_wakes();
+  lane.submit(-1);  // the end: from here on a poke may be eaten by either taker
+  lane.submit(-1);
+  t1.join();
+  t2.join();
+  CHECK(eaten == 1);                                        // the steal happened, as forced
+  CHECK(fast);                                              // job 1 ran within 1 s ...
+  CHECK(fast_beside_slow.load(std::memory_order_relaxed));  // ... beside the slow job, not after it
+  CHECK(chained == 1);                                      // one wake passed on, no more
+}
+
+TEST_CASE("lane: a taker that eats a poke and takes the last job passes no wake on", "[exercise][ch03]") {
+  handoff::testkit::Watchdog dog(10s, "no wake passed on for an empty ring");
+  Gate before_block;
+  exercise::Lane lane({[&] { before_block.thread_side(); }, {}});
+  before_block.arm();
+  std::thread b([&] { (void)lane.take(300ms); });  // B: counted parked, held before it blocks
+  REQUIRE(before_block.wait_arrival());
+  lane.submit(7);                // a poke for B
+  CHECK(lane.take(100ms) == 7);  // this thread eats it, and takes the only job
+  CHECK(lane.pokes_eaten() == 1);
+  CHECK(lane.chained_wakes() == 0);  // B is parked with no wake coming, but there is no work for it
+  before_block.release();
+  b.join();  // B's own 300 ms limit ends its take
+}
+
+TEST_CASE("lane: two takers and a thousand jobs lose none", "[exercise][ch03]") {
+  handoff::testkit::Watchdog dog(30s, "1000 jobs over two takers");
+  exercise::Lane lane;
+  std::atomic<int> taken{0};  // relaxed: a count, read after the joins
+  std::atomic<bool> stop{false};
+  auto taker = [&] {
+    while (!stop.load(std::memory_order_relaxed)) {
+      if (lane.take(100ms)) taken.fetch_add(1, std::memory_order_relaxed);
+    }
+  };
+  std::thread t1(taker), t2(taker);
+  for (int i = 0; i < 1000; ++i) {
+    lane.submit(i);
+    if (i % 50 == 0) std::this_thread::sleep_for(1ms);  // let them park now and then
+  }
+  CHECK(eventually([&] { return taken.load(std::memory_order_relaxed) == 1000; }, 10s));
+  stop.store(true, std::memory_order_relaxed);
+  t1.join();
+  t2.join();
+  CHECK(taken.load() == 1000);
+}
