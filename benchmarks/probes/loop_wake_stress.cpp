@@ -28,6 +28,18 @@
 // the fences on, each side has GCC's seq_cst fence, `lock orq $0x0,(%rsp)` (a locked no-op
 // on the stack: a full barrier), between the two. The flag store was a plain store already,
 // so the "off" variant needs no change to it.
+//
+// What this shape can show on x86. A stall needs both loads to read old values: the loop's
+// re-check must run before the frame is visible (easy: the load runs while its own flag
+// store still waits in the store buffer), AND the pool thread's read of the flag must run
+// before the flag store leaves the loop's store buffer. Here the pool thread pushes only
+// after it has seen the pong, which the loop stored just BEFORE the flag, and x86 drains a
+// core's stores in order, so by the time the pool reads the flag it is usually visible: the
+// window is one store's drain time, not a wake's. The report shows it: pokes_per_wake is
+// 1.0 when every push saw the flag raised, and recheck_catches_per_wake near 0 says that no
+// push landed between the loop's announcement and its re-check. Where a run shows no stall
+// without the fences, the model (chapters/03-lost-wakes/models/loop_flag.pml, on x86-TSO)
+// is what shows the hole; this probe shows only that the shipped ring loses no wake.
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
