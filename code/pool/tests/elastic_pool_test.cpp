@@ -2,7 +2,6 @@
 // and, where it can be switched off, failing without it: one wake per burst into a parked
 // lane, none beside a running or spinning thread, the loop's age check (and its negative
 // control), a fast job behind two long ones, and the lost-wakeup stress. Every wait is bounded.
-#include <algorithm>
 #include <atomic>
 #include <catch2/catch.hpp>
 
