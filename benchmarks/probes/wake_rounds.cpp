@@ -13,10 +13,13 @@
 // (each sleeps --slow-ms, 300), turns the loop for --gap-ms (20), then submits the fast job
 // and turns the loop until it is answered. The round is LOST when the fast job took longer
 // than --bound-ms (150). Why 150 ms: a fast job taken by a free thread is answered within a
-// wake (well under a millisecond here), and one left behind a slow job is answered when
-// that job ends, slow - gap = 280 ms after its submit; 150 ms sits between the two with
-// room on both sides for a loaded machine's scheduling, so a lost round means the fast job
-// waited for a slow one. (The seed's CI test had 1.5 s views and a 250 ms limit.) In
+// wake (well under a millisecond here; in the elastic pool, whose submit wakes nobody beside
+// a running thread, within the age check's T and one capped wait, about a millisecond), and
+// one left behind a slow job is answered when that job ends, slow - gap = 280 ms after its
+// submit; 150 ms sits between the two with room on both sides for a loaded machine's
+// scheduling, so a lost round means the fast job waited for a slow one. (Seed 000's CI phase
+// held two threads with 1.5 s views and looked for the subscriber 0.5 s after it; the
+// elastic pool's record bounds a fast request behind two 1.5 s views at 250 ms.) In
 // RingPool's shared policy the thread woken for the first slow job polls the lane on its
 // way to the ring and can eat the poke sent for the second: the second slow job then waits
 // in the ring, and the fast job's poke wakes a thread that takes the second slow job first.
