@@ -14,7 +14,8 @@
 
 namespace handoff::pool {
 
-CompletionRing::CompletionRing(std::size_t capacity) : frames_(capacity) {
+CompletionRing::CompletionRing(std::size_t capacity, CompletionRingOptions options)
+    : options_(options), frames_(capacity) {
   std::tie(loop_end_, pool_end_) = net::datagram_pair();
 }
 
@@ -35,7 +36,8 @@ void CompletionRing::push(Frame* frame, stats::ThreadStats& stats) {
 void CompletionRing::poke_loop_if_waiting(stats::ThreadStats& stats) {
   // Push (or the caller's pop), then read the loop's flag: a store then a load. Pairs with
   // the fence in announce_wait() between raising the flag and the loop's re-check.
-  std::atomic_thread_fence(std::memory_order_seq_cst);
+  // (options_.fences is false only in the broken variant a stress test runs.)
+  if (options_.fences) std::atomic_thread_fence(std::memory_order_seq_cst);
   // exchange: of all the threads that see the flag raised, exactly one pokes. relaxed
   // (both): the fence above orders the load; the frame itself is published by the ring.
   if (!loop_waiting_.load(std::memory_order_relaxed) || !loop_waiting_.exchange(false, std::memory_order_relaxed)) {
@@ -59,7 +61,7 @@ void CompletionRing::announce_wait() noexcept {
   loop_waiting_.store(true, std::memory_order_relaxed);
   // The flag must be visible before the loop re-checks the rings: a store then a load.
   // Pairs with the fence in poke_loop_if_waiting(), after a frame's push or a drop's pop.
-  std::atomic_thread_fence(std::memory_order_seq_cst);
+  if (options_.fences) std::atomic_thread_fence(std::memory_order_seq_cst);
 }
 
 void CompletionRing::end_wait() noexcept {

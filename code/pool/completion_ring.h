@@ -16,6 +16,15 @@
 
 namespace handoff::pool {
 
+struct CompletionRingOptions {
+  /// FOR TESTS ONLY. false drops BOTH seq_cst fences (push → read the flag, and raise the
+  /// flag → re-check): the broken variant, kept so that the loop-wake stress
+  /// (benchmarks/probes/loop_wake_stress.cpp, --fences off) runs the real ring without
+  /// them. The flag's store and load stay plain (relaxed) on either setting, so on x86
+  /// both sides are a `mov` store then a `mov` load, which the store buffer may reorder.
+  bool fences = true;
+};
+
 /// Frames from pool threads to the loop. Two store→load sequences meet here (the
 /// store-buffering shape; each needs a seq_cst fence):
 ///   loop:      announce_wait(): raise the flag → fence → (caller) re-check has_frames()
@@ -30,7 +39,7 @@ namespace handoff::pool {
 /// raised flag).
 class CompletionRing {
  public:
-  explicit CompletionRing(std::size_t capacity);
+  explicit CompletionRing(std::size_t capacity, CompletionRingOptions options = {});
   ~CompletionRing();  // no thread uses it any more: frees the frames it still holds
 
   CompletionRing(const CompletionRing&) = delete;
@@ -61,6 +70,7 @@ class CompletionRing {
   bool loop_waiting() const noexcept;
 
  private:
+  const CompletionRingOptions options_;
   sync::MpmcRing<Frame*> frames_;
   net::Fd loop_end_, pool_end_;  // pokes: pool threads → loop
   // Written by the loop at every wait, read by pool threads at every frame: its own line.

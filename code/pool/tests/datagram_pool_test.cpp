@@ -8,8 +8,8 @@
 #include "pool/datagram_pool.h"
 #include "pool/elastic_pool.h"
 #include "pool/ring_pool.h"
-#include "pool_rig.h"
 #include "stats/thread_cpu.h"
+#include "testkit/pool_rig.h"
 #include "testkit/watchdog.h"
 
 using namespace handoff;

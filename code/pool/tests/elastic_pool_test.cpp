@@ -3,12 +3,11 @@
 // lane, none beside a running or spinning thread, the loop's age check (and its negative
 // control), a fast job behind two long ones, the park's window forced (and the broken order
 // that sleeps through it), and the lost-wakeup stress. Every wait is bounded.
-#include <algorithm>
 #include <atomic>
 #include <catch2/catch.hpp>
 
 #include "pool/elastic_pool.h"
-#include "pool_rig.h"
+#include "testkit/pool_rig.h"
 #include "testkit/watchdog.h"
 
 using namespace handoff;
@@ -33,25 +32,6 @@ pool::ElasticPoolOptions options(std::int64_t spin_ns = 0, bool age_check = true
   o.spin.spin_ns = spin_ns;  // yielding after the default 2 µs: a long spin shares the core
   o.age_check = age_check;
   return o;
-}
-
-/// One loop pass as server::Worker::run_turn makes it: the pool may cap the wait.
-void worker_turn(Rig<pool::ElasticPool>& rig, int wait_ms) {
-  int timeout = rig.pool.ready_to_wait() ? wait_ms : 0;
-  timeout = std::min(timeout, rig.pool.max_wait_ms());
-  rig.reactor.poll(timeout);
-  rig.pool.after_wait();
-}
-
-/// Worker-like passes, each allowed to wait `wait_ms`, until `pred()` or `limit`.
-template <class Pred>
-bool worker_until(Rig<pool::ElasticPool>& rig, Pred pred, std::chrono::milliseconds limit, int wait_ms = 1000) {
-  const auto deadline = Clock::now() + limit;
-  while (!pred()) {
-    if (Clock::now() >= deadline) return false;
-    worker_turn(rig, wait_ms);
-  }
-  return true;
 }
 
 // A handler that holds its thread until the test lets it go (or 3 s pass). Namespace-scope,
@@ -137,12 +117,10 @@ bool fast_job_behind_held_ones(const pool::ElasticPoolOptions& o, int held, std:
   Rig<pool::ElasticPool> rig(4, o);
   REQUIRE(eventually([&] { return rig.pool.parked() == 4; }, 5s));
   for (int i = 0; i < held; ++i) rig.pool.submit(make_job(static_cast<std::uint64_t>(i), kHold));
-  REQUIRE(worker_until(
-      rig, [&] { return g_held.load() == held; }, 3s));
+  REQUIRE(rig.turn_until([&] { return g_held.load() == held; }, 3s, 1000));
   const auto fast = static_cast<std::uint64_t>(held);
   rig.pool.submit(make_job(fast, kWhole));
-  const bool prompt = worker_until(
-      rig, [&] { return rig.sink.kinds.count(fast) == 1; }, bound);
+  const bool prompt = rig.turn_until([&] { return rig.sink.kinds.count(fast) == 1; }, bound, 1000);
   g_let_go = true;
   REQUIRE(rig.run_until(static_cast<std::size_t>(held) + 1, 5s));
   rig.pool.stop(kNoDeadline);
@@ -180,8 +158,7 @@ bool unwoken_job_answered(bool age_check, std::chrono::milliseconds bound, std::
   Rig<pool::ElasticPool> rig(2, o);
   REQUIRE(eventually([&] { return rig.pool.parked() == 2; }, 5s));
   rig.pool.submit(make_job(0, kWhole));
-  const bool answered = worker_until(
-      rig, [&] { return rig.sink.ends == 1; }, bound);
+  const bool answered = rig.turn_until([&] { return rig.sink.ends == 1; }, bound, 1000);
   age_wakes = loop_count(rig, stats::Counter::age_wakes);
   rig.pool.stop(kNoDeadline);  // wakes every thread: the job is run if it was not
   CHECK(rig.sink.ends == 1);

@@ -5,7 +5,7 @@
 
 #include "park_gate.h"
 #include "pool/ring_pool.h"
-#include "pool_rig.h"
+#include "testkit/pool_rig.h"
 #include "testkit/watchdog.h"
 
 using namespace handoff;

@@ -1,6 +1,9 @@
-// pool/tests/pool_rig: the test thread plays the loop for any HandlerPool (chapters 01-02).
+// testkit/pool_rig: a thread of the caller's plays the loop for any HandlerPool (chapters 01-03).
+// Role: drive a pool without a server, pass by pass as server::Worker does, so the pool
+// tests and the wake-rounds probe (benchmarks/probes/wake_rounds.cpp) run the real pool.
 #pragma once
 
+#include <algorithm>
 #include <chrono>
 #include <map>
 #include <memory>
@@ -69,11 +72,13 @@ struct Rig {
   }
   std::size_t polls = 0;  ///< turns on which ready_to_wait() said not to block (the loop's loop_polls)
 
-  /// One loop turn: announce, wait (at most `wait_ms`), deliver.
+  /// One loop turn as server::Worker::run_turn makes it: announce, wait (at most `wait_ms`,
+  /// and at most what the pool's max_wait_ms() allows: the elastic pool's age check needs
+  /// its capped wait), deliver.
   void turn(int wait_ms = 100) {
     const bool ready = pool.ready_to_wait();
     if (!ready) ++polls;
-    reactor.poll(ready ? wait_ms : 0);
+    reactor.poll(ready ? std::min(wait_ms, pool.max_wait_ms()) : 0);
     pool.after_wait();
   }
   /// Turn (waiting at most `wait_ms` each) until `pred()` holds or `limit` passes; true if it did.
