@@ -48,10 +48,13 @@ TOOLS = [
     Tool("03-lost-wakes", "herd-probe", "herd-probe",
          {"quick": {"round_trips": 200, "rounds": 3}, "full": {"round_trips": 2000, "rounds": 5}},
          check=True),
+    # 3 policies, a round about 0.33 s (two 300 ms jobs beside the fast one): 40 rounds each
+    # (twice the seed's 20) is about 40 s.
     Tool("03-lost-wakes", "wake-rounds", "wake-rounds",
-         {"quick": {"rounds": 5}, "full": {"rounds": 20}}, check=False),
+         {"quick": {"rounds": 5}, "full": {"rounds": 40}}, check=True),
+    # 2 variants x runs of 100 k wakes, a few seconds each unless one stalls (5 s more).
     Tool("03-lost-wakes", "loop-wake-stress", "loop-wake-stress",
-         {"quick": {"runs": 1}, "full": {"runs": 3}}, check=False),
+         {"quick": {"runs": 1}, "full": {"runs": 3}}, check=True),
 ]
 
 
