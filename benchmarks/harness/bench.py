@@ -12,9 +12,13 @@ Role: the command line over the harness's modules.
   bench.py records --mode quick|full --build-dir DIR [--only NAME] [--out DIR]
       the probes that write one JSON report each (records.TOOLS: sb-litmus, herd-probe,
       ...) to OUT/<chapter>/<name>.{json,csv}
+  bench.py profile --mode quick|full --build-dir DIR [--out DIR]
+      the loop thread's perf samples per request by category (inline, elastic-1, ring-1 at
+      256 connections) to OUT/03-lost-wakes/loop-profile.{json,csv}; needs perf
   bench.py all --mode quick|full --build-dir DIR [--out DIR] [--strict]
       every benchmarks/specs/*.toml that says in_all (the default), then the probe, the
-      micro-benchmarks and the records; parts not built are listed as not measured
+      micro-benchmarks, the records and the profile; parts not built (and the profile
+      where perf is missing or refused) are listed as not measured
   bench.py verify SPEC.toml [--out DIR]
       re-read a spec's written results and check that they are whole
 
@@ -42,6 +46,7 @@ sys.path.insert(0, HERE)
 
 import micro  # noqa: E402
 import probe  # noqa: E402
+import profile  # noqa: E402  (the harness's, not the standard library's)
 import records  # noqa: E402
 import report  # noqa: E402
 import runner  # noqa: E402
@@ -218,6 +223,20 @@ def cmd_records(args) -> int:
     return 1 if failures or (missing and args.only is not None) else 0
 
 
+def cmd_profile(args) -> int:
+    try:
+        profile.run_profile(build_dir=args.build_dir, out_dir=args.out, repo_root=REPO_ROOT,
+                            mode=args.mode, argv=args.argv,
+                            reproduce_argv=sub_reproduce_argv("profile", args))
+    except profile.NotMeasured as e:
+        print(f"bench profile: not measured: {e}", file=sys.stderr)
+        return 1
+    except profile.ProfileError as e:
+        print(f"bench profile: {e}", file=sys.stderr)
+        return 1
+    return 0
+
+
 def cmd_micro(args) -> int:
     try:
         missing = micro.run_micro(build_dir=args.build_dir, out_dir=args.out, repo_root=REPO_ROOT,
@@ -278,8 +297,15 @@ def cmd_all(args) -> int:
         print(f"bench all: records: {f}", file=sys.stderr)
     if failures or (missing and args.strict):
         status = 1
+    why = profile.missing_parts(args.build_dir, REPO_ROOT)
+    if why:
+        skipped.append(f"profile: {why}")
+        if args.strict:
+            status = 1
+    elif cmd_profile(args) != 0:
+        status = 1
     if skipped:
-        print("\nnot measured (parts not built here):", file=sys.stderr)
+        print("\nnot measured (parts not built here, or perf missing):", file=sys.stderr)
         for s in skipped:
             print(f"  {s}", file=sys.stderr)
     return status
@@ -337,6 +363,11 @@ def main(argv: list[str]) -> int:
     p.add_argument("--only", metavar="NAME", help="run only this registered tool")
     p.set_defaults(func=cmd_records)
 
+    p = sub.add_parser("profile", help="sample the loop thread with perf, by category per request")
+    p.add_argument("--mode", choices=specfile.MODES, required=True)
+    common(p)
+    p.set_defaults(func=cmd_profile)
+
     p = sub.add_parser("all", help="run every spec, the probe, the micro-benchmarks and the records")
     p.add_argument("--mode", choices=specfile.MODES, required=True)
     common(p)
@@ -349,7 +380,7 @@ def main(argv: list[str]) -> int:
     common(p, need_build=False)
     p.set_defaults(func=cmd_verify)
 
-    for p in (sub.choices[c] for c in ("run", "probe", "micro", "records", "all")):
+    for p in (sub.choices[c] for c in ("run", "probe", "micro", "records", "profile", "all")):
         p.add_argument("--allow-dirty", action="store_true",
                        help="let a full-mode run measure a tree with uncommitted changes "
                             "(the results record git_dirty = true)")
