@@ -167,7 +167,7 @@ class Frame:
 
 
 def parse_script(text: str) -> list[list[Frame]]:
-    """`perf script -F tid,ip,sym,dso` of a -g recording: one list of frames per sample,
+    """`perf script -F tid,event,ip,sym,dso` of a -g recording: one list of frames per sample,
     leaf first. A sample is a header line (the tid) and one indented line per frame,
     `ADDR SYMBOL (DSO)`; samples are separated by blank lines."""
     samples: list[list[Frame]] = []
@@ -189,6 +189,15 @@ def parse_script(text: str) -> list[list[Frame]]:
     if frames:
         samples.append(frames)
     return samples
+
+
+def script_event(text: str) -> str | None:
+    """The sampled event, from the first sample's header (`TID EVENT: `)."""
+    for line in text.splitlines():
+        if line and not line[0].isspace():
+            words = line.split()
+            return words[1].rstrip(":") if len(words) > 1 else None
+    return None
 
 
 def is_allocator(symbol: str) -> bool:
@@ -326,7 +335,7 @@ def measure_cell(arm: specfile.Arm, row: specfile.Row, round_index: int, setting
         done = wait_exit(load, TAIL_S + clients.GRACE_S)
         if done is None or done[0] != 0:
             raise ProfileError(f"loadgen exited with {done[0] if done else 'a timeout'}")
-        script = subprocess.run([perf, "script", "-i", data, "-F", "tid,ip,sym,dso"],
+        script = subprocess.run([perf, "script", "-i", data, "-F", "tid,event,ip,sym,dso"],
                                 capture_output=True, text=True, timeout=PERF_TIMEOUT_S)
         if script.returncode != 0:
             raise ProfileError(f"perf script exited with {script.returncode}: "
@@ -334,7 +343,7 @@ def measure_cell(arm: specfile.Arm, row: specfile.Row, round_index: int, setting
         t = tally(parse_script(script.stdout))
         if requests <= 0 or t.samples <= 0:
             raise ProfileError(f"{requests} requests and {t.samples} samples in the window")
-        cell.update(ok=True, loop_tid=tid, requests=requests, samples=t.samples,
+        cell.update(ok=True, loop_tid=tid, event=script_event(script.stdout), requests=requests, samples=t.samples,
                     loop_cpu_us_per_req=loop_us / requests if loop_us is not None else None,
                     by_category=t.by_category,
                     by_symbol=[{"symbol": s, "space": k, "category": c, "samples": n}
@@ -391,6 +400,21 @@ def summarize(cells: list[dict], arms: list[str]) -> tuple[list[dict], dict[str,
                       "samples_per_kreq": 1000.0 * n / requests, "share_pct": 100.0 * n / samples}
                      for (s, k, cat), n in sorted(syms.items(), key=lambda kv: -kv[1])[:TOP_SYMBOLS]]
     return lines, tops
+
+
+def loop_cpu_check(cells: list[dict], arms: list[str]) -> dict[str, dict]:
+    """The check on the sampling, per arm, µs per request: samples x 1/FREQ (a cpu-clock
+    sample is that much of the loop's time on a CPU) beside the loop's CPU from schedstat
+    over the same window. A cycles event (a machine with a PMU) makes the first a rougher
+    figure."""
+    out = {}
+    for arm in arms:
+        good = [c for c in cells if c["arm"] == arm and c["ok"] and c["loop_cpu_us_per_req"]]
+        if good:
+            out[arm] = {"sampled_us_per_req": _range([1e6 * c["samples"] / FREQ / c["requests"]
+                                                      for c in good]),
+                        "schedstat_us_per_req": _range([c["loop_cpu_us_per_req"] for c in good])}
+    return out
 
 
 CSV_HEADER = ["arm", "category", "rounds",
@@ -476,6 +500,7 @@ def run_profile(*, build_dir: str, out_dir: str, repo_root: str, mode: str, argv
                              tool_argv=[perf, "record", "-F", str(FREQ), "-g", "-t", "<loop tid>",
                                         "-D", "-1", "--control", "fifo:<ctl>,<ack>"])
     doc.update(perf_version=version, frequency_hz=FREQ,
+               events=sorted({c["event"] for c in cells if c["ok"] and c["event"]}),
                spec=SPEC, arms={ours: theirs for ours, theirs in ARMS},
                categories={"allocator": sorted(ALLOCATOR_SYMBOLS) + [p + "*" for p in ALLOCATOR_PREFIXES]
                            + ["a kernel sample whose first user frame is one of these"],
@@ -484,15 +509,7 @@ def run_profile(*, build_dir: str, out_dir: str, repo_root: str, mode: str, argv
                            "http": [p + "*" for p in HTTP_PREFIXES],
                            "other": ["everything else"]},
                elapsed_s=time.monotonic() - started, cells=cells, results=lines,
-               # The check on the sampling: cpu-clock samples x 1/FREQ against the loop's CPU
-               # from schedstat over the same window, µs per request.
-               loop_cpu_check={a.name: {
-                   "sampled_us_per_req": _range([1e6 * c["samples"] / FREQ / c["requests"]
-                                                 for c in good]),
-                   "schedstat_us_per_req": _range([c["loop_cpu_us_per_req"] for c in good])}
-                   for a in arms
-                   if (good := [c for c in cells if c["arm"] == a.name and c["ok"]
-                                and c["loop_cpu_us_per_req"] is not None])},
+               loop_cpu_check=loop_cpu_check(cells, [a.name for a in arms]),
                top_symbols=tops)
     report.write_json(base + ".json", doc)
     report.write_csv(base + ".csv", CSV_HEADER, csv_lines(lines))
