@@ -5,15 +5,17 @@ starting a server: verdicts and medians, CPU (schedstat nanoseconds, or ticks wh
 schedstat is absent) and sleeps from a fake /proc tree, the stage's /stats counters
 turned into per-request columns, the rotation of arms, spec checking (including the
 refusal of non-loopback targets), the parsing of both clients' reports, the CSV a
-results-table renders, the refusal of a full-mode run on a dirty tree, and the records
+results-table renders, the refusal of a full-mode run on a dirty tree, the records
 runner's CSV flattening and its handling of a tool not built or a report that is not
-whole (with a stand-in tool). Run by
+whole (with a stand-in tool), and the loop profile's reading of `perf script` (a canned
+text), its categories and reduction, and its refusal to write anything without perf. Run by
 CTest (label `unit`) as `/usr/bin/python3 -m unittest -v test_harness`.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import csv
 import glob
 import io
@@ -25,6 +27,7 @@ import subprocess
 import sys
 import tempfile
 import unittest
+from unittest import mock
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
@@ -33,6 +36,7 @@ import bench  # noqa: E402
 import clients  # noqa: E402
 import records  # noqa: E402
 import procfs  # noqa: E402
+import profile  # noqa: E402  (the harness's perf profile of the loop)
 import report  # noqa: E402
 import servers  # noqa: E402
 import serverstats  # noqa: E402
@@ -706,6 +710,163 @@ class Records(unittest.TestCase):
             with self.subTest(t.name):
                 self.assertEqual(set(t.settings), set(specfile.MODES))
                 self.assertNotIn("--json", records.tool_argv(t, "quick"))
+
+
+# `perf script -F tid,event,ip,sym,dso` of a -g recording of a loop thread, trimmed: one
+# sample per category rule (see profile.py's header).
+PERF_SCRIPT = """\
+17566 cpu-clock:pppH: \n\
+\t          a1b2c3 _int_malloc (/usr/lib/x86_64-linux-gnu/libc.so.6)
+\t          a1b000 malloc (/usr/lib/x86_64-linux-gnu/libc.so.6)
+
+17566 cpu-clock:pppH: \n\
+\tffffffff82203249 _raw_spin_unlock_irqrestore ([kernel.kallsyms])
+\tffffffff8140c0de try_to_wake_up ([kernel.kallsyms])
+\tffffffff81000130 entry_SYSCALL_64_after_hwframe ([kernel.kallsyms])
+\t           91e2f __lll_lock_wake_private (/usr/lib/x86_64-linux-gnu/libc.so.6)
+\t           a1b000 malloc (/usr/lib/x86_64-linux-gnu/libc.so.6)
+
+17566 cpu-clock:pppH: \n\
+\tffffffff82203249 _raw_spin_unlock_irqrestore ([kernel.kallsyms])
+\tffffffff81000130 entry_SYSCALL_64_after_hwframe ([kernel.kallsyms])
+\t          10ac4d __libc_sendmsg (/usr/lib/x86_64-linux-gnu/libc.so.6)
+\t            3f00 handoff::pool::ElasticPool::submit (/b/bin/handoff-03)
+
+17566 cpu-clock:pppH: \n\
+\tffffffff81e695bb net_rx_action ([kernel.kallsyms])
+
+17566 cpu-clock:pppH: \n\
+\t            3f00 handoff::pool::ElasticPool::submit (/b/bin/handoff-03)
+
+17566 cpu-clock:pppH: \n\
+\t            4100 handoff::sync::WakeChannel::wake (/b/bin/handoff-03)
+
+17566 cpu-clock:pppH: \n\
+\t            5200 handoff::http::RequestParser::feed (/b/bin/handoff-03)
+
+17566 cpu-clock:pppH: \n\
+\t           74770 llhttp__internal__run (/b/bin/handoff-03)
+
+17566 cpu-clock:pppH: \n\
+\t            6300 std::_Hashtable<unsigned long, std::pair<unsigned long const, int> >::find (/b/bin/handoff-03)
+
+17566 cpu-clock:pppH: \n\
+\t            7400 handoff::server::Connection::apply (/b/bin/handoff-03)
+
+17566 cpu-clock:pppH: \n\
+\t           2d4e0 tcache_get (/usr/lib/x86_64-linux-gnu/libc.so.6)
+
+17566 cpu-clock:pppH: \n\
+\t               0 [unknown] ([unknown])
+"""
+
+
+class LoopProfile(unittest.TestCase):
+    """profile.py: `perf script` parsed, each sample's category, the reduction over rounds,
+    and nothing written without perf."""
+
+    def test_perf_script_samples_are_parsed_leaf_first(self):
+        samples = profile.parse_script(PERF_SCRIPT)
+        self.assertEqual(len(samples), 12)
+        self.assertEqual(samples[0][0], profile.Frame("_int_malloc",
+                                                      "/usr/lib/x86_64-linux-gnu/libc.so.6"))
+        self.assertEqual([f.symbol for f in samples[1]],
+                         ["_raw_spin_unlock_irqrestore", "try_to_wake_up",
+                          "entry_SYSCALL_64_after_hwframe", "__lll_lock_wake_private", "malloc"])
+        self.assertTrue(samples[1][0].kernel)
+        self.assertFalse(samples[1][3].kernel)
+        self.assertEqual(samples[8][0].symbol,
+                         "std::_Hashtable<unsigned long, std::pair<unsigned long const, int> >::find")
+        self.assertEqual(profile.script_event(PERF_SCRIPT), "cpu-clock:pppH")
+
+    def test_each_sample_falls_in_the_category_its_frames_name(self):
+        got = [profile.categorise(f) for f in profile.parse_script(PERF_SCRIPT)]
+        self.assertEqual(got, [
+            "allocator",   # _int_malloc
+            "allocator",   # kernel, under __lll_lock_wake_private: the allocator's lock
+            "kernel",      # kernel, under sendmsg (the pool's frame above it does not count)
+            "kernel",      # kernel with no user frame
+            "hand-off", "hand-off", "http", "http",
+            "other",       # the connection table
+            "other",       # the server's bookkeeping
+            "allocator",   # tcache_*
+            "other",       # [unknown]
+        ])
+
+    def test_tally_counts_categories_and_keys_symbols_by_space_and_category(self):
+        t = profile.tally(profile.parse_script(PERF_SCRIPT))
+        self.assertEqual(t.samples, 12)
+        self.assertEqual(t.by_category, {"allocator": 3, "kernel": 2, "hand-off": 2, "http": 2,
+                                         "other": 3})
+        self.assertEqual(t.by_symbol[("_raw_spin_unlock_irqrestore", "[k]", "allocator")], 1)
+        self.assertEqual(t.by_symbol[("_raw_spin_unlock_irqrestore", "[k]", "kernel")], 1)
+
+    def _cell(self, arm, requests, cats, syms):
+        return {"arm": arm, "ok": True, "requests": requests, "samples": sum(cats.values()),
+                "loop_cpu_us_per_req": 1.0,
+                "by_category": {c: cats.get(c, 0) for c in profile.CATEGORIES},
+                "by_symbol": [{"symbol": s, "space": "[.]", "category": c, "samples": n}
+                              for s, c, n in syms]}
+
+    def test_rounds_reduce_to_median_min_max_per_thousand_requests_and_share(self):
+        cells = [
+            self._cell("a", 10_000, {"allocator": 20, "kernel": 80}, [("malloc", "allocator", 20)]),
+            self._cell("a", 20_000, {"allocator": 30, "kernel": 170}, [("malloc", "allocator", 30)]),
+            self._cell("a", 10_000, {"allocator": 10, "kernel": 90}, [("malloc", "allocator", 10)]),
+            {"arm": "a", "ok": False, "error": "failed"},
+            self._cell("b", 1_000, {"other": 5}, [("f", "other", 5)]),
+        ]
+        lines, tops = profile.summarize(cells, ["a", "b", "never-ran"])
+        by = {(x["arm"], x["category"]): x for x in lines}
+        self.assertEqual(len(lines), 2 * (len(profile.CATEGORIES) + 1))
+        alloc = by[("a", "allocator")]
+        self.assertEqual(alloc["rounds"], 3)
+        self.assertEqual(alloc["samples_per_kreq"], {"median": 1.5, "min": 1.0, "max": 2.0})
+        self.assertEqual(alloc["share_pct"], {"median": 15.0, "min": 10.0, "max": 20.0})
+        self.assertEqual(by[("a", "all")]["samples_per_kreq"]["median"], 10.0)
+        self.assertEqual(by[("b", "other")]["share_pct"]["median"], 100.0)
+        self.assertEqual(tops["a"][0]["samples"], 60)
+        self.assertAlmostEqual(tops["a"][0]["samples_per_kreq"], 1.5)
+        self.assertAlmostEqual(tops["a"][0]["share_pct"], 15.0)
+        rows = profile.csv_lines(lines)
+        self.assertEqual(set(rows[0]), set(profile.CSV_HEADER))
+        self.assertEqual(rows[0]["samples_per_kreq_median"], "1.50")
+
+    def test_the_arms_are_the_server_specs_own(self):
+        arms, row = profile.arms_and_row(bench.REPO_ROOT)
+        self.assertEqual([a.name for a in arms], ["inline", "elastic-1", "ring-1"])
+        self.assertEqual(row.connections, 256)
+        wake = {a.name: a.args[a.args.index("--pool-wake") + 1] for a in arms
+                if "--pool-wake" in a.args}
+        self.assertEqual(wake, {"elastic-1": "elastic", "ring-1": "shared"})
+        self.assertIn("inline", arms[0].args)
+
+    def test_perf_is_refused_without_root_above_paranoid_level_one(self):
+        with tempfile.NamedTemporaryFile("w", suffix="paranoid") as f:
+            f.write("2\n")
+            f.flush()
+            self.assertIn("perf_event_paranoid is 2",
+                          profile.perf_refusal("/usr/bin/perf", f.name, euid=1000))
+            self.assertIsNone(profile.perf_refusal("/usr/bin/perf", f.name, euid=0))
+            f.seek(0)
+            f.write("1\n")
+            f.flush()
+            self.assertIsNone(profile.perf_refusal("/usr/bin/perf", f.name, euid=1000))
+        self.assertIn("not found", profile.perf_refusal(None))
+
+    def test_without_perf_the_profile_is_not_measured_and_writes_nothing(self):
+        root = tempfile.mkdtemp(prefix="profile-")
+        self.addCleanup(shutil.rmtree, root, ignore_errors=True)
+        out = os.path.join(root, "out")
+        err = io.StringIO()
+        with mock.patch.object(profile, "perf_path", return_value=None), \
+                contextlib.redirect_stderr(err):
+            code = bench.main(["bench.py", "profile", "--mode", "quick", "--build-dir", root,
+                               "--out", out])
+            self.assertIn("not found", profile.missing_parts(root, bench.REPO_ROOT))
+        self.assertEqual(code, 1)
+        self.assertIn("bench profile: not measured: perf not found", err.getvalue())
+        self.assertFalse(os.path.exists(out))
 
 
 class Reproduce(unittest.TestCase):
