@@ -8,17 +8,18 @@ shared-1, chapter 02's pool), alternated over rounds, one cell each: start the s
 background, then: read the stage's /stats, enable perf, sleep WINDOW, disable perf, read
 /stats again (PerfControl: perf acknowledges each command, so the loop's `requests`
 counter over the two reads is the requests the sampled window served, give or take the
-few that one /stats round trip overlaps), stop perf, loadgen and the server. Each sample is then put in one category
-(`categorise`), and the record gives, per (arm, category), samples per 1000 requests (median,
-min, max over rounds) and the category's share of the loop's samples, plus each arm's top
-symbols. It writes OUT/03-lost-wakes/loop-profile.{json,csv}.
+few that one /stats round trip overlaps), stop perf, loadgen and the server. Each sample
+is then put in one category (`categorise`), and the record gives, per (arm, category),
+samples per 1000 requests (median, min, max over rounds) and the category's share of the
+loop's samples, plus each arm's top symbols. It writes OUT/03-lost-wakes/loop-profile.{json,csv}.
 
 Categories, by the sample's leaf frame (the instruction the loop was on):
   allocator  glibc's malloc and free and their lock (ALLOCATOR_SYMBOLS, tcache_*); and a
              kernel sample whose first user-space frame is one of those (the futex of the
-             allocator's lock, a page fault inside _int_malloc): call chains (-g) are
-             recorded only for that first user frame, which is the user registers at the
-             kernel entry and so exact, unlike the frame-pointer walk beyond it
+             allocator's lock and the sleep or wake it causes, a page fault inside
+             _int_malloc); call chains (-g) are recorded for this, and only their first
+             user frame is read: it is the user registers at the kernel entry, so exact,
+             unlike the frame-pointer walk beyond it (the build keeps no frame pointers)
   kernel     every other kernel sample (system calls, epoll, the socket, the scheduler)
   hand-off   handoff::pool:: and handoff::sync:: symbols
   http       handoff::http:: and handoff::net:: symbols (and llhttp's parser)
@@ -32,6 +33,7 @@ otherwise the tool says why and writes nothing (`NotMeasured`).
 from __future__ import annotations
 
 import dataclasses
+import json
 import os
 import re
 import select
@@ -343,14 +345,17 @@ def measure_cell(arm: specfile.Arm, row: specfile.Row, round_index: int, setting
         t = tally(parse_script(script.stdout))
         if requests <= 0 or t.samples <= 0:
             raise ProfileError(f"{requests} requests and {t.samples} samples in the window")
-        cell.update(ok=True, loop_tid=tid, event=script_event(script.stdout), requests=requests, samples=t.samples,
+        with open(os.path.join(server.workdir, "measured.json"), encoding="utf-8") as f:
+            client = clients.parse_loadgen(json.load(f))
+        cell.update(ok=True, loop_tid=tid, event=script_event(script.stdout), requests=requests,
+                    samples=t.samples, client_errors=client["errors_total"],
                     loop_cpu_us_per_req=loop_us / requests if loop_us is not None else None,
                     by_category=t.by_category,
                     by_symbol=[{"symbol": s, "space": k, "category": c, "samples": n}
                                for (s, k, c), n in sorted(t.by_symbol.items(),
                                                           key=lambda kv: -kv[1])])
     except (servers.StartError, clients.ClientError, serverstats.StatsError, ProfileError,
-            OSError, subprocess.TimeoutExpired) as e:
+            OSError, ValueError, subprocess.TimeoutExpired) as e:
         cell["error"] = str(e)
     finally:
         if control is not None:
@@ -398,7 +403,8 @@ def summarize(cells: list[dict], arms: list[str]) -> tuple[list[dict], dict[str,
                 syms[key] = syms.get(key, 0) + s["samples"]
         tops[arm] = [{"symbol": s, "space": k, "category": cat, "samples": n,
                       "samples_per_kreq": 1000.0 * n / requests, "share_pct": 100.0 * n / samples}
-                     for (s, k, cat), n in sorted(syms.items(), key=lambda kv: -kv[1])[:TOP_SYMBOLS]]
+                     for (s, k, cat), n in sorted(syms.items(),
+                                                  key=lambda kv: -kv[1])[:TOP_SYMBOLS]]
     return lines, tops
 
 
@@ -449,8 +455,11 @@ def missing_parts(build_dir: str, repo_root: str) -> str | None:
     if why:
         return why
     arms, row = arms_and_row(repo_root)
-    gone = servers.Server(arms[0], build_dir, repo_root, "/nonexistent").missing()   # one binary
-    return f"arm {arms[0].name}: {gone}" if gone else clients.missing(row, os.path.join(build_dir, "bin"))
+    # Every arm runs the same binary (handoff-03).
+    gone = servers.Server(arms[0], build_dir, repo_root, "/nonexistent").missing()
+    if gone:
+        return f"arm {arms[0].name}: {gone}"
+    return clients.missing(row, os.path.join(build_dir, "bin"))
 
 
 def run_profile(*, build_dir: str, out_dir: str, repo_root: str, mode: str, argv: list[str],
@@ -464,6 +473,9 @@ def run_profile(*, build_dir: str, out_dir: str, repo_root: str, mode: str, argv
     version = perf_version(perf)
     arms, row = arms_and_row(repo_root)
     settings = MODES[mode]
+    for pid in servers.reap_stale(os.path.join(build_dir, "bench-tmp")):
+        print(f"killed pid {pid}, left running by an earlier harness that was killed",
+              file=sys.stderr)
     workdir = os.path.join(build_dir, "bench-tmp", f"{CHAPTER}-{NAME}-{os.getpid()}")
     os.makedirs(workdir, exist_ok=True)
     cells = []
@@ -475,11 +487,12 @@ def run_profile(*, build_dir: str, out_dir: str, repo_root: str, mode: str, argv
                 cell = measure_cell(arm, row, r, settings, perf, build_dir, repo_root, workdir)
                 cells.append(cell)
                 if cell["ok"]:
-                    shares = "  ".join(f"{c} {1000.0 * cell['by_category'][c] / cell['requests']:.2f}"
+                    per = 1000.0 / cell["requests"]
+                    shares = "  ".join(f"{c} {per * cell['by_category'][c]:.2f}"
                                        for c in CATEGORIES)
                     print(f"[{r + 1}/{settings.rounds}] {arm.name:<10} "
-                          f"{1000.0 * cell['samples'] / cell['requests']:.2f} samples/1000 req "
-                          f"({shares})", file=sys.stderr, flush=True)
+                          f"{per * cell['samples']:.2f} samples/1000 req ({shares})",
+                          file=sys.stderr, flush=True)
                 else:
                     print(f"[{r + 1}/{settings.rounds}] {arm.name:<10} FAILED: "
                           f"{cell['error'].splitlines()[0]}", file=sys.stderr, flush=True)
@@ -490,6 +503,10 @@ def run_profile(*, build_dir: str, out_dir: str, repo_root: str, mode: str, argv
             os.rmdir(os.path.dirname(workdir))
         except OSError:
             pass
+    failed = [c for c in cells if not c["ok"]]
+    if len(failed) == len(cells):
+        raise ProfileError("no cell succeeded: " + "; ".join(
+            f"round {c['round']} {c['arm']}: {c['error']}" for c in failed))
     lines, tops = summarize(cells, [a.name for a in arms])
     base = report.results_base(out_dir, CHAPTER, NAME)
     doc = report.tool_record(mode=mode, settings={**dataclasses.asdict(settings),
@@ -502,7 +519,8 @@ def run_profile(*, build_dir: str, out_dir: str, repo_root: str, mode: str, argv
     doc.update(perf_version=version, frequency_hz=FREQ,
                events=sorted({c["event"] for c in cells if c["ok"] and c["event"]}),
                spec=SPEC, arms={ours: theirs for ours, theirs in ARMS},
-               categories={"allocator": sorted(ALLOCATOR_SYMBOLS) + [p + "*" for p in ALLOCATOR_PREFIXES]
+               categories={"allocator": sorted(ALLOCATOR_SYMBOLS)
+                           + [p + "*" for p in ALLOCATOR_PREFIXES]
                            + ["a kernel sample whose first user frame is one of these"],
                            "kernel": ["every other kernel sample"],
                            "hand-off": [p + "*" for p in HANDOFF_PREFIXES],
@@ -520,7 +538,6 @@ def run_profile(*, build_dir: str, out_dir: str, repo_root: str, mode: str, argv
         print(f"  {line['arm']:<10} {line['category']:<10} {s['median']:7.2f} "
               f"[{s['min']:.2f}–{s['max']:.2f}]  {p['median']:5.1f}%", file=stream)
     print(f"  wrote {base}.json, {base}.csv", file=stream)
-    failed = [c for c in cells if not c["ok"]]
     if failed:
         raise ProfileError("; ".join(f"round {c['round']} {c['arm']}: {c['error']}"
                                      for c in failed))
