@@ -511,7 +511,9 @@ def run_profile(*, build_dir: str, out_dir: str, repo_root: str, mode: str, argv
     base = report.results_base(out_dir, CHAPTER, NAME)
     doc = report.tool_record(mode=mode, settings={**dataclasses.asdict(settings),
                                                   "frequency_hz": FREQ, "row": ROW,
-                                                  "connections": row.connections},
+                                                  "connections": row.connections,
+                                                  "order": "arms alternated, order rotated "
+                                                           "every round"},
                              argv=argv, reproduce_argv=reproduce_argv, repo_root=repo_root,
                              build_dir=build_dir, out_dir=out_dir, tool_key="perf",
                              tool_argv=[perf, "record", "-F", str(FREQ), "-g", "-t", "<loop tid>",
