@@ -46,7 +46,7 @@ sys.path.insert(0, HERE)
 
 import micro  # noqa: E402
 import probe  # noqa: E402
-import profile  # noqa: E402  (the harness's, not the standard library's)
+import loop_profile  # noqa: E402
 import records  # noqa: E402
 import report  # noqa: E402
 import runner  # noqa: E402
@@ -225,13 +225,13 @@ def cmd_records(args) -> int:
 
 def cmd_profile(args) -> int:
     try:
-        profile.run_profile(build_dir=args.build_dir, out_dir=args.out, repo_root=REPO_ROOT,
+        loop_profile.run_profile(build_dir=args.build_dir, out_dir=args.out, repo_root=REPO_ROOT,
                             mode=args.mode, argv=args.argv,
                             reproduce_argv=sub_reproduce_argv("profile", args))
-    except profile.NotMeasured as e:
+    except loop_profile.NotMeasured as e:
         print(f"bench profile: not measured: {e}", file=sys.stderr)
         return 1
-    except profile.ProfileError as e:
+    except loop_profile.ProfileError as e:
         print(f"bench profile: {e}", file=sys.stderr)
         return 1
     return 0
@@ -297,7 +297,7 @@ def cmd_all(args) -> int:
         print(f"bench all: records: {f}", file=sys.stderr)
     if failures or (missing and args.strict):
         status = 1
-    why = profile.missing_parts(args.build_dir, REPO_ROOT)
+    why = loop_profile.missing_parts(args.build_dir, REPO_ROOT)
     if why:
         skipped.append(f"profile: {why}")
         if args.strict:

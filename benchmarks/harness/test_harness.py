@@ -36,7 +36,7 @@ import bench  # noqa: E402
 import clients  # noqa: E402
 import records  # noqa: E402
 import procfs  # noqa: E402
-import profile  # noqa: E402  (the harness's perf profile of the loop)
+import loop_profile  # noqa: E402  (the harness's perf profile of the loop)
 import report  # noqa: E402
 import servers  # noqa: E402
 import serverstats  # noqa: E402
@@ -713,7 +713,7 @@ class Records(unittest.TestCase):
 
 
 # `perf script -F tid,event,ip,sym,dso` of a -g recording of a loop thread, trimmed: one
-# sample per category rule (see profile.py's header).
+# sample per category rule (see loop_profile.py's header).
 PERF_SCRIPT = """\
 17566 cpu-clock:pppH: \n\
 \t          a1b2c3 _int_malloc (/usr/lib/x86_64-linux-gnu/libc.so.6)
@@ -762,13 +762,13 @@ PERF_SCRIPT = """\
 
 
 class LoopProfile(unittest.TestCase):
-    """profile.py: `perf script` parsed, each sample's category, the reduction over rounds,
+    """loop_profile.py: `perf script` parsed, each sample's category, the reduction over rounds,
     and nothing written without perf."""
 
     def test_perf_script_samples_are_parsed_leaf_first(self):
-        samples = profile.parse_script(PERF_SCRIPT)
+        samples = loop_profile.parse_script(PERF_SCRIPT)
         self.assertEqual(len(samples), 12)
-        self.assertEqual(samples[0][0], profile.Frame("_int_malloc",
+        self.assertEqual(samples[0][0], loop_profile.Frame("_int_malloc",
                                                       "/usr/lib/x86_64-linux-gnu/libc.so.6"))
         self.assertEqual([f.symbol for f in samples[1]],
                          ["_raw_spin_unlock_irqrestore", "try_to_wake_up",
@@ -777,10 +777,10 @@ class LoopProfile(unittest.TestCase):
         self.assertFalse(samples[1][3].kernel)
         self.assertEqual(samples[8][0].symbol,
                          "std::_Hashtable<unsigned long, std::pair<unsigned long const, int> >::find")
-        self.assertEqual(profile.script_event(PERF_SCRIPT), "cpu-clock:pppH")
+        self.assertEqual(loop_profile.script_event(PERF_SCRIPT), "cpu-clock:pppH")
 
     def test_each_sample_falls_in_the_category_its_frames_name(self):
-        got = [profile.categorise(f) for f in profile.parse_script(PERF_SCRIPT)]
+        got = [loop_profile.categorise(f) for f in loop_profile.parse_script(PERF_SCRIPT)]
         self.assertEqual(got, [
             "allocator",   # _int_malloc
             "allocator",   # kernel, under __lll_lock_wake_private: the allocator's lock
@@ -794,7 +794,7 @@ class LoopProfile(unittest.TestCase):
         ])
 
     def test_tally_counts_categories_and_keys_symbols_by_space_and_category(self):
-        t = profile.tally(profile.parse_script(PERF_SCRIPT))
+        t = loop_profile.tally(loop_profile.parse_script(PERF_SCRIPT))
         self.assertEqual(t.samples, 12)
         self.assertEqual(t.by_category, {"allocator": 3, "kernel": 2, "hand-off": 2, "http": 2,
                                          "other": 3})
@@ -804,7 +804,7 @@ class LoopProfile(unittest.TestCase):
     def _cell(self, arm, requests, cats, syms):
         return {"arm": arm, "ok": True, "requests": requests, "samples": sum(cats.values()),
                 "loop_cpu_us_per_req": 1.0,
-                "by_category": {c: cats.get(c, 0) for c in profile.CATEGORIES},
+                "by_category": {c: cats.get(c, 0) for c in loop_profile.CATEGORIES},
                 "by_symbol": [{"symbol": s, "space": "[.]", "category": c, "samples": n}
                               for s, c, n in syms]}
 
@@ -816,9 +816,9 @@ class LoopProfile(unittest.TestCase):
             {"arm": "a", "ok": False, "error": "failed"},
             self._cell("b", 1_000, {"other": 5}, [("f", "other", 5)]),
         ]
-        lines, tops = profile.summarize(cells, ["a", "b", "never-ran"])
+        lines, tops = loop_profile.summarize(cells, ["a", "b", "never-ran"])
         by = {(x["arm"], x["category"]): x for x in lines}
-        self.assertEqual(len(lines), 2 * (len(profile.CATEGORIES) + 1))
+        self.assertEqual(len(lines), 2 * (len(loop_profile.CATEGORIES) + 1))
         alloc = by[("a", "allocator")]
         self.assertEqual(alloc["rounds"], 3)
         self.assertEqual(alloc["samples_per_kreq"], {"median": 1.5, "min": 1.0, "max": 2.0})
@@ -828,12 +828,12 @@ class LoopProfile(unittest.TestCase):
         self.assertEqual(tops["a"][0]["samples"], 60)
         self.assertAlmostEqual(tops["a"][0]["samples_per_kreq"], 1.5)
         self.assertAlmostEqual(tops["a"][0]["share_pct"], 15.0)
-        rows = profile.csv_lines(lines)
-        self.assertEqual(set(rows[0]), set(profile.CSV_HEADER))
+        rows = loop_profile.csv_lines(lines)
+        self.assertEqual(set(rows[0]), set(loop_profile.CSV_HEADER))
         self.assertEqual(rows[0]["samples_per_kreq_median"], "1.50")
 
     def test_the_arms_are_the_server_specs_own(self):
-        arms, row = profile.arms_and_row(bench.REPO_ROOT)
+        arms, row = loop_profile.arms_and_row(bench.REPO_ROOT)
         self.assertEqual([a.name for a in arms], ["inline", "elastic-1", "ring-1"])
         self.assertEqual(row.connections, 256)
         wake = {a.name: a.args[a.args.index("--pool-wake") + 1] for a in arms
@@ -846,24 +846,24 @@ class LoopProfile(unittest.TestCase):
             f.write("2\n")
             f.flush()
             self.assertIn("perf_event_paranoid is 2",
-                          profile.perf_refusal("/usr/bin/perf", f.name, euid=1000))
-            self.assertIsNone(profile.perf_refusal("/usr/bin/perf", f.name, euid=0))
+                          loop_profile.perf_refusal("/usr/bin/perf", f.name, euid=1000))
+            self.assertIsNone(loop_profile.perf_refusal("/usr/bin/perf", f.name, euid=0))
             f.seek(0)
             f.write("1\n")
             f.flush()
-            self.assertIsNone(profile.perf_refusal("/usr/bin/perf", f.name, euid=1000))
-        self.assertIn("not found", profile.perf_refusal(None))
+            self.assertIsNone(loop_profile.perf_refusal("/usr/bin/perf", f.name, euid=1000))
+        self.assertIn("not found", loop_profile.perf_refusal(None))
 
     def test_without_perf_the_profile_is_not_measured_and_writes_nothing(self):
         root = tempfile.mkdtemp(prefix="profile-")
         self.addCleanup(shutil.rmtree, root, ignore_errors=True)
         out = os.path.join(root, "out")
         err = io.StringIO()
-        with mock.patch.object(profile, "perf_path", return_value=None), \
+        with mock.patch.object(loop_profile, "perf_path", return_value=None), \
                 contextlib.redirect_stderr(err):
             code = bench.main(["bench.py", "profile", "--mode", "quick", "--build-dir", root,
                                "--out", out])
-            self.assertIn("not found", profile.missing_parts(root, bench.REPO_ROOT))
+            self.assertIn("not found", loop_profile.missing_parts(root, bench.REPO_ROOT))
         self.assertEqual(code, 1)
         self.assertIn("bench profile: not measured: perf not found", err.getvalue())
         self.assertFalse(os.path.exists(out))
