@@ -46,8 +46,10 @@
 // The aligned start puts the two steps together; how often they overlap is in the report:
 // recheck_catches_per_wake (the push landed before the re-check) near a half and
 // loop_waits_per_wake the rest say the offsets straddle the loop's step, late_per_wake
-// that the pool thread reached its start in time. Unfenced, each stall is one loop wait
-// with no poke (loop waits = pokes + stalls); fenced, stalls must be 0, and --check says so.
+// that the pool thread reached its start in time (unpinned, the two threads often share a
+// CPU: on the 2-vCPU VM most pushes were late and no stall showed). Unfenced, each stall is
+// a loop wait with no poke (loop waits = pokes + stalls, give or take a poke left over from
+// a re-check catch); fenced, stalls must be 0, and --check says so.
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
