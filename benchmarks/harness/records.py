@@ -52,7 +52,8 @@ TOOLS = [
     # (twice the seed's 20) is about 40 s.
     Tool("03-lost-wakes", "wake-rounds", "wake-rounds",
          {"quick": {"rounds": 5}, "full": {"rounds": 40}}, check=True),
-    # 2 variants x runs of 100 k wakes, a few seconds each unless one stalls (5 s more).
+    # 2 variants x runs of 100 k aligned wakes: about 3 s fenced; unfenced about 5-10 s, as
+    # each of its 200-300 lost wakes costs the 20 ms that show the loop asleep. Full: ~40 s.
     Tool("03-lost-wakes", "loop-wake-stress", "loop-wake-stress",
          {"quick": {"runs": 1}, "full": {"runs": 3}}, check=True),
 ]

@@ -1,18 +1,26 @@
 // probes/loop_wake_stress: seed 003's lost-wake stress on our loop's flag (chapter 03).
 // Role: ping-pong 100k wakes between a pool thread and a loop thread that waits with no
 // deadline, through the real pool::CompletionRing with its two fences and without them
-// (CompletionRingOptions::fences, for tests only), and count the runs that stall: a stall
-// is a wake lost for good, since nothing but a poke ends the loop's wait.
+// (CompletionRingOptions::fences, for tests only), each push aligned in time with the loop's
+// announcement, and count the wakes lost: a stall is a wake nothing but a poke would end.
 //
 // Method (testkit/loop_wake_pingpong.h). The loop thread runs the loop's side exactly as a
 // worker's turn does after ready_to_wait(): announce_wait() (raise the flag), has_frames()
-// (the re-check), poll(loop_fd, -1), end_wait(), drain, and pongs each frame. The pool
-// thread pushes one frame per ping with CompletionRing::push (push → read the flag → poke if
-// raised) and spins for the pong, so each push lands on a loop that is about to park or has
-// parked. No pong for 5 s counts a stall at that wake and ends the run (a lost wake leaves
-// the loop parked for good, so the run has shown what it came for, and each stalled run
-// costs at most 5 s more); the loop is then poked only so that its thread can be joined.
-// Variants alternate run by run (on, off, on, off, ...) so drift hits both alike.
+// (the re-check), poll(loop_fd, -1), end_wait(), drain. After each drain it picks the next
+// wake's start on the time-stamp counter, T = now + --lead ticks, and the pool thread's,
+// T plus an offset drawn per wake within +-(--jitter) ticks, and publishes both with its
+// pong; it spins until T and announces. The pool thread spins until its own start and
+// pushes with CompletionRing::push (push → read the flag → poke if raised). Both threads
+// are pinned, each to its own CPU (--unpinned leaves them to the scheduler), so that both
+// spin at once. This is the store-buffering litmus's trick (sb_litmus.cpp: a common start
+// time): the two store→load steps run within tens of cycles of each other, in every
+// relative order the offsets give. A stall is SEEN, not inferred from a timeout alone: no
+// pong for --stall-ms, and the loop's thread sleeps (state S in /proc: in its poll, not
+// merely descheduled) with its flag raised and the frame in the ring; nothing will wake it,
+// so the stall is counted, the pool thread pokes the loop (that poke is not counted with
+// the ring's) and the run goes on, so one run yields a rate. No pong at all for
+// --give-up-ms counts a stall and ends the run. Variants alternate run by run (on, off, on,
+// off, ...) so that drift hits both alike.
 //
 // What x86 can reorder without the fences (objdump -d --no-show-raw-insn of
 // completion_ring.cpp.o, GCC 12 -O2). The loop's announce_wait() stores the flag with a
@@ -30,16 +38,18 @@
 // so the "off" variant needs no change to it.
 //
 // What this shape can show on x86. A stall needs both loads to read old values: the loop's
-// re-check must run before the frame is visible (easy: the load runs while its own flag
-// store still waits in the store buffer), AND the pool thread's read of the flag must run
-// before the flag store leaves the loop's store buffer. Here the pool thread pushes only
-// after it has seen the pong, which the loop stored just BEFORE the flag, and x86 drains a
-// core's stores in order, so by the time the pool reads the flag it is usually visible: the
-// window is one store's drain time, not a wake's. The report shows it: pokes_per_wake is
-// 1.0 when every push saw the flag raised, and recheck_catches_per_wake near 0 says that no
-// push landed between the loop's announcement and its re-check. Where a run shows no stall
-// without the fences, the model (chapters/03-lost-wakes/models/loop_flag.pml, on x86-TSO)
-// is what shows the hole; this probe shows only that the shipped ring loses no wake.
+// re-check runs while its flag store still waits in its store buffer, AND the pool thread's
+// read of the flag runs while its frame's store still waits in its own. Seed 003's plain
+// shape (push as soon as the pong is seen) almost never met that: the pong was stored just
+// before the flag, and x86 drains a core's stores in order, so the flag was visible by the
+// time the pool read it (on the 2-vCPU VM: 0 stalls in 23 runs, pokes per wake 0.99999).
+// The aligned start puts the two steps together; how often they overlap is in the report:
+// recheck_catches_per_wake (the push landed before the re-check) near a half and
+// loop_waits_per_wake the rest say the offsets straddle the loop's step, late_per_wake
+// that the pool thread reached its start in time (unpinned, the two threads often share a
+// CPU: on the 2-vCPU VM most pushes were late and no stall showed). Unfenced, each stall is
+// a loop wait with no poke (loop waits = pokes + stalls, give or take a poke left over from
+// a re-check catch); fenced, stalls must be 0, and --check says so.
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
@@ -79,7 +89,8 @@ Json to_json(const Summary& s) { return Json{{"median", s.median}, {"min", s.min
 // -------------------------------------------------------------------------------------
 // --check FILE: the smoke test's judge. The shape (both variants once, the counts
 // consistent), and one correctness property: the fenced ring never stalled. The unfenced
-// variant's stalls are reported, never asserted (x86 may or may not show one in a run).
+// variant's stalls are reported, never asserted here: a short smoke run may show none (the
+// Catch2 negative control in completion_ring_test requires them, over 100k wakes).
 // -------------------------------------------------------------------------------------
 
 int check_file(const std::string& path) {
@@ -100,27 +111,47 @@ int check_file(const std::string& path) {
         if (r.value("fences", "") != v) continue;
         ++found;
         bool counts = true;
-        for (const char* k : {"runs", "wakes_per_run", "stalled_runs", "first_stall_at"}) {
+        for (const char* k : {"runs", "wakes_per_run", "wakes", "stalls", "stalled_runs", "first_stall_at"}) {
           if (!r.contains(k) || !r[k].is_number_unsigned()) {
             problems.push_back(where + ": " + k + " is not a count");
             counts = false;
           }
         }
-        if (!r.contains("stall_at") || !r["stall_at"].is_array()) problems.push_back(where + ": no stall_at list");
+        for (const char* k : {"stall_at", "stalls_per_run"}) {
+          if (!r.contains(k) || !r[k].is_array()) {
+            problems.push_back(where + ": no " + k + " list");
+            counts = false;
+          }
+        }
+        if (!r.contains("stalls_per_100k") || !r["stalls_per_100k"].is_number()) {
+          problems.push_back(where + ": stalls_per_100k is not a number");
+        }
         for (const char* k : {"wall_s", "wakes_per_s"}) {
           if (!r.contains(k) || !r[k].is_object() || !(r[k].value("median", 0.0) > 0)) {
             problems.push_back(where + ": " + k + ".median is not a positive number");
           }
         }
-        if (!counts || !r.contains("stall_at") || !r["stall_at"].is_array()) continue;
+        if (!counts) continue;
         const auto runs = r["runs"].get<std::uint64_t>();
+        const auto stalls = r["stalls"].get<std::uint64_t>();
         const auto stalled = r["stalled_runs"].get<std::uint64_t>();
+        std::uint64_t sum = 0, nonzero = 0;
+        for (const Json& n : r["stalls_per_run"]) {
+          const std::uint64_t v = n.is_number_unsigned() ? n.get<std::uint64_t>() : 0;
+          sum += v;
+          nonzero += v > 0 ? 1 : 0;
+        }
         if (runs == 0) problems.push_back(where + " ran no runs");
-        if (stalled > runs) problems.push_back(where + ": more stalled runs than runs");
+        if (r["wakes"].get<std::uint64_t>() > runs * r["wakes_per_run"].get<std::uint64_t>()) {
+          problems.push_back(where + ": more wakes than its runs ask for");
+        }
+        if (r["stalls_per_run"].size() != runs || sum != stalls || nonzero != stalled) {
+          problems.push_back(where + ": stalls_per_run does not agree with runs, stalls and stalled_runs");
+        }
         if (r["stall_at"].size() != stalled) problems.push_back(where + ": stall_at does not list every stalled run");
-        if (std::string(v) == "on" && stalled != 0) {
-          problems.push_back(where + ": " + std::to_string(stalled) + " of " + std::to_string(runs) +
-                             " runs stalled: a wake was lost with both fences in place");
+        if (std::string(v) == "on" && stalls != 0) {
+          problems.push_back(where + ": " + std::to_string(stalls) + " stalls in " + std::to_string(stalled) + " of " +
+                             std::to_string(runs) + " runs: a wake was lost with both fences in place");
         }
       }
       if (found != 1) problems.push_back(where + " appears " + std::to_string(found) + " times (expected once)");
@@ -133,8 +164,10 @@ int check_file(const std::string& path) {
 }
 
 struct Tally {
-  std::vector<double> wall_s, wakes_per_s, waits_per_wake, catches_per_wake, pokes_per_wake;
-  std::vector<std::uint64_t> stall_at;
+  std::vector<double> wall_s, wakes_per_s, waits_per_wake, catches_per_wake, pokes_per_wake, late_per_wake;
+  std::vector<std::uint64_t> stalls_per_run;
+  std::vector<std::uint64_t> stall_at;  // the first stall of each run that stalled
+  std::uint64_t wakes = 0;              // wakes completed, all runs together
   unsigned runs = 0;
 };
 
@@ -142,8 +175,9 @@ int run(int argc, char** argv) {
   CLI::App app{"loop-wake-stress: wakes ping-ponged against a loop parked with no deadline, fenced and not"};
   std::vector<std::string> fences{"on", "off"};
   unsigned runs = 3;
-  std::uint64_t wakes = 100'000;
-  unsigned stall_ms = 5000;
+  testkit::PingPongOptions po;
+  unsigned stall_ms = 20;
+  unsigned give_up_ms = 5000;
   std::string json_path;
   std::string check_path;
   app.add_option("--fences", fences,
@@ -152,10 +186,24 @@ int run(int argc, char** argv) {
       ->check(CLI::IsMember({"on", "off"}))
       ->delimiter(',');
   app.add_option("--runs", runs, "Runs per variant (the seed ran 3)")->check(CLI::Range(1u, 1000u));
-  app.add_option("--wakes", wakes, "Wakes (ping-pongs) per run")
+  app.add_option("--wakes", po.wakes, "Wakes (ping-pongs) per run")
       ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{100'000'000}));
-  app.add_option("--stall-ms", stall_ms, "No pong for this long counts a stall and ends the run")
+  app.add_option("--lead", po.lead_ticks,
+                 "How far ahead of its pong the loop sets the next wake's common start, in clock ticks "
+                 "(TSC cycles on x86): longer than the pong's trip to the other core")
+      ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{100'000'000}));
+  app.add_option("--jitter", po.jitter_ticks,
+                 "The pool thread's start is the loop's plus an offset drawn per wake within +-this many ticks")
+      ->check(CLI::Range(std::uint64_t{0}, std::uint64_t{1'000'000}));
+  app.add_option("--stall-ms", stall_ms,
+                 "No pong for this long: if the loop sleeps with its flag raised and the frame waiting, "
+                 "count a stall, poke it and go on")
+      ->check(CLI::Range(1u, 600'000u));
+  app.add_option("--give-up-ms", give_up_ms, "No pong at all for this long counts a stall and ends the run")
       ->check(CLI::Range(10u, 600'000u));
+  bool unpinned = false;
+  app.add_flag("--unpinned", unpinned,
+               "Leave the two threads where the scheduler puts them (default: each on its own CPU)");
   app.add_option("--json", json_path, "Write the JSON report to this file (default: stdout)");
   app.add_option("--check", check_path,
                  "Instead of measuring, check FILE (written by this tool): both variants once, and "
@@ -167,6 +215,9 @@ int run(int argc, char** argv) {
     return app.exit(e);
   }
   if (!check_path.empty()) return check_file(check_path);
+  po.stall_after = std::chrono::milliseconds(stall_ms);
+  po.pinned = !unpinned;
+  po.give_up = std::chrono::milliseconds(std::max(give_up_ms, stall_ms));
 
   std::vector<std::string> selected;
   for (const char* v : kVariants) {
@@ -178,59 +229,78 @@ int run(int argc, char** argv) {
       pool::CompletionRingOptions o;
       o.fences = selected[k] == "on";
       pool::CompletionRing ring(1024, o);
-      const testkit::PingPongResult r = testkit::loop_wake_pingpong(ring, wakes, std::chrono::milliseconds(stall_ms));
+      const testkit::PingPongResult r = testkit::loop_wake_pingpong(ring, po);
       Tally& t = tallies[k];
       ++t.runs;
       const double done = static_cast<double>(r.wakes);
+      t.wakes += r.wakes;
       t.wall_s.push_back(r.wall_s);
-      // A stalled run's time includes the stall bound: its rate counts the wakes before it.
+      // A run that ended early counts the wakes before its end; its time includes the bound.
       t.wakes_per_s.push_back(done / r.wall_s);
       t.waits_per_wake.push_back(done > 0 ? static_cast<double>(r.loop_waits) / done : 0);
       t.catches_per_wake.push_back(done > 0 ? static_cast<double>(r.recheck_catches) / done : 0);
       t.pokes_per_wake.push_back(done > 0 ? static_cast<double>(r.pokes) / done : 0);
-      if (r.stalled) t.stall_at.push_back(r.stall_at);
+      t.late_per_wake.push_back(done > 0 ? static_cast<double>(r.late) / done : 0);
+      t.stalls_per_run.push_back(r.stalls);
+      if (r.stalls > 0) t.stall_at.push_back(r.first_stall_at);
       std::fprintf(stderr,
-                   "run %u/%u fences %-3s %s after %.2f s; loop waits %llu, re-check catches %llu, pokes %llu\n",
-                   run + 1, runs, selected[k].c_str(),
-                   r.stalled ? ("STALLED at wake " + std::to_string(r.stall_at)).c_str()
-                             : ("all " + std::to_string(r.wakes) + " wakes").c_str(),
-                   r.wall_s, static_cast<unsigned long long>(r.loop_waits),
-                   static_cast<unsigned long long>(r.recheck_catches), static_cast<unsigned long long>(r.pokes));
+                   "run %u/%u fences %-3s %llu of %llu wakes, %llu stalls (first at %llu)%s after %.2f s; "
+                   "loop waits %llu, re-check catches %llu, pokes %llu, late %llu\n",
+                   run + 1, runs, selected[k].c_str(), static_cast<unsigned long long>(r.wakes),
+                   static_cast<unsigned long long>(po.wakes), static_cast<unsigned long long>(r.stalls),
+                   static_cast<unsigned long long>(r.first_stall_at), r.ended_early ? ", ENDED EARLY" : "", r.wall_s,
+                   static_cast<unsigned long long>(r.loop_waits), static_cast<unsigned long long>(r.recheck_catches),
+                   static_cast<unsigned long long>(r.pokes), static_cast<unsigned long long>(r.late));
     }
   }
 
   Json results = Json::array();
   for (std::size_t k = 0; k < selected.size(); ++k) {
     const Tally& t = tallies[k];
-    results.push_back(Json{{"fences", selected[k]},
-                           {"runs", t.runs},
-                           {"wakes_per_run", wakes},
-                           {"stalled_runs", t.stall_at.size()},
-                           {"first_stall_at", t.stall_at.empty() ? 0 : t.stall_at.front()},
-                           {"stall_at", t.stall_at},
-                           {"wall_s", to_json(summarize(t.wall_s))},
-                           {"wakes_per_s", to_json(summarize(t.wakes_per_s))},
-                           {"loop_waits_per_wake", to_json(summarize(t.waits_per_wake))},
-                           {"recheck_catches_per_wake", to_json(summarize(t.catches_per_wake))},
-                           {"pokes_per_wake", to_json(summarize(t.pokes_per_wake))}});
+    std::uint64_t stalls = 0;
+    for (const std::uint64_t n : t.stalls_per_run) stalls += n;
+    results.push_back(
+        Json{{"fences", selected[k]},
+             {"runs", t.runs},
+             {"wakes_per_run", po.wakes},
+             {"wakes", t.wakes},
+             {"stalls", stalls},
+             {"stalls_per_100k", t.wakes > 0 ? 1e5 * static_cast<double>(stalls) / static_cast<double>(t.wakes) : 0.0},
+             {"stalled_runs", t.stall_at.size()},
+             {"stalls_per_run", t.stalls_per_run},
+             {"first_stall_at", t.stall_at.empty() ? 0 : t.stall_at.front()},
+             {"stall_at", t.stall_at},
+             {"wall_s", to_json(summarize(t.wall_s))},
+             {"wakes_per_s", to_json(summarize(t.wakes_per_s))},
+             {"loop_waits_per_wake", to_json(summarize(t.waits_per_wake))},
+             {"recheck_catches_per_wake", to_json(summarize(t.catches_per_wake))},
+             {"pokes_per_wake", to_json(summarize(t.pokes_per_wake))},
+             {"late_per_wake", to_json(summarize(t.late_per_wake))}});
   }
   const Json doc{{"tool", kTool},
                  {"machine", handoff::probes::machine()},
-                 {"settings", Json{{"runs", runs}, {"wakes", wakes}, {"stall_ms", stall_ms}, {"fences", selected}}},
+                 {"settings", Json{{"runs", runs},
+                                   {"wakes", po.wakes},
+                                   {"lead_ticks", po.lead_ticks},
+                                   {"jitter_ticks", po.jitter_ticks},
+                                   {"stall_ms", stall_ms},
+                                   {"give_up_ms", give_up_ms},
+                                   {"pinned", po.pinned},
+                                   {"fences", selected}}},
                  {"results", std::move(results)}};
   if (json_path.empty()) {
     std::cout << doc.dump(2) << '\n';
     return 0;
   }
   if (!handoff::probes::write_json(json_path, doc, kTool)) return 1;
-  std::printf("%-6s %5s %8s %8s %14s %12s %10s\n", "fences", "runs", "stalled", "first", "wakes/s median", "waits/wake",
-              "pokes/wake");
+  std::printf("%-6s %5s %10s %7s %12s %8s %14s %12s %10s\n", "fences", "runs", "wakes", "stalls", "per 100k", "stalled",
+              "wakes/s median", "waits/wake", "pokes/wake");
   for (const Json& r : doc["results"]) {
-    std::printf("%-6s %5u %8zu %8llu %14.0f %12.3f %10.3f\n", r["fences"].get<std::string>().c_str(),
-                r["runs"].get<unsigned>(), r["stalled_runs"].get<std::size_t>(),
-                static_cast<unsigned long long>(r["first_stall_at"].get<std::uint64_t>()),
-                r["wakes_per_s"]["median"].get<double>(), r["loop_waits_per_wake"]["median"].get<double>(),
-                r["pokes_per_wake"]["median"].get<double>());
+    std::printf("%-6s %5u %10llu %7llu %12.2f %8zu %14.0f %12.3f %10.3f\n", r["fences"].get<std::string>().c_str(),
+                r["runs"].get<unsigned>(), static_cast<unsigned long long>(r["wakes"].get<std::uint64_t>()),
+                static_cast<unsigned long long>(r["stalls"].get<std::uint64_t>()), r["stalls_per_100k"].get<double>(),
+                r["stalled_runs"].get<std::size_t>(), r["wakes_per_s"]["median"].get<double>(),
+                r["loop_waits_per_wake"]["median"].get<double>(), r["pokes_per_wake"]["median"].get<double>());
   }
   return 0;
 }
