@@ -10,6 +10,8 @@
 #include <fstream>
 #include <thread>
 
+#include "testkit/cpu_pin.h"
+
 namespace handoff::probes {
 
 namespace {
@@ -47,24 +49,9 @@ Json median_min_max(std::vector<double> xs) {
   return Json{{"median", median}, {"min", xs.front()}, {"max", xs.back()}};
 }
 
-std::vector<int> two_cpus() {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  std::vector<int> cpus;
-  if (::sched_getaffinity(0, sizeof set, &set) != 0) return cpus;
-  for (int c = 0; c < CPU_SETSIZE && cpus.size() < 2; ++c) {
-    if (CPU_ISSET(c, &set)) cpus.push_back(c);
-  }
-  if (cpus.size() < 2) cpus.clear();
-  return cpus;
-}
+std::vector<int> two_cpus() { return testkit::two_cpus(); }
 
-bool pin_to(int cpu) {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  CPU_SET(cpu, &set);
-  return ::sched_setaffinity(0, sizeof set, &set) == 0;
-}
+bool pin_to(int cpu) { return testkit::pin_to(cpu); }
 
 bool write_json(const std::string& path, const Json& doc, const char* tool) {
   std::ofstream out(path);

@@ -30,6 +30,7 @@
 #include "stats/thread_cpu.h"
 #include "stats/thread_stats.h"
 #include "sync/spin_wait.h"
+#include "testkit/cpu_pin.h"
 
 namespace handoff::testkit {
 
@@ -92,24 +93,6 @@ inline bool asleep(pid_t tid) {
   return paren != std::string::npos && paren + 2 < stat.size() && stat[paren + 2] == 'S';
 }
 
-// The first two CPUs in `mask`, or none if it holds fewer.
-inline std::vector<int> two_cpus(const cpu_set_t& mask) {
-  std::vector<int> cpus;
-  for (int c = 0; c < CPU_SETSIZE && cpus.size() < 2; ++c) {
-    if (CPU_ISSET(c, &mask)) cpus.push_back(c);
-  }
-  if (cpus.size() < 2) cpus.clear();
-  return cpus;
-}
-
-// Pin the calling thread to `cpu`; false if the kernel refuses.
-inline bool pin_to(int cpu) {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  CPU_SET(cpu, &set);
-  return ::sched_setaffinity(0, sizeof set, &set) == 0;
-}
-
 }  // namespace pingpong_detail
 
 /// `o.wakes` round trips, each one store-buffering trial on the real ring. The loop thread
@@ -154,13 +137,13 @@ inline PingPongResult loop_wake_pingpong(pool::CompletionRing& ring, const PingP
   CPU_ZERO(&callers_mask);
   std::vector<int> cpus;  // {pool, loop}
   if (o.pinned && ::sched_getaffinity(0, sizeof callers_mask, &callers_mask) == 0) {
-    cpus = pingpong_detail::two_cpus(callers_mask);
+    cpus = testkit::two_cpus(callers_mask);
   }
-  const bool pinned = !cpus.empty() && pingpong_detail::pin_to(cpus[0]);
+  const bool pinned = !cpus.empty() && testkit::pin_to(cpus[0]);
   PingPongResult result;
   std::thread loop([&] {
     stats::name_this_thread("pingpong-loop");
-    if (pinned) pingpong_detail::pin_to(cpus[1]);
+    if (pinned) testkit::pin_to(cpus[1]);
     loop_tid.store(::gettid(), std::memory_order_relaxed);
     Count sink;
     pollfd p{ring.loop_fd(), POLLIN, 0};

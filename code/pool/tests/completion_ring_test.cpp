@@ -43,6 +43,13 @@ TEST_CASE("completion ring: 100k wakes against a loop parked with no deadline lo
 // The negative control: the same stress must catch the ring without its fences. On the
 // book's 2-vCPU x86 VM each of 12 runs of 100k aligned wakes lost 187 to 322.
 TEST_CASE("completion ring: without its fences, 100k aligned wakes lose some", "[pool][ch03]") {
+#if defined(HANDOFF_SANITIZED)
+  // The alignment that makes the two store-to-load pairs overlap (lead and jitter, in TSC
+  // ticks) is tuned to the uninstrumented build; a sanitizer's calls around every atomic
+  // access move both threads' timing, so a clean run there would say nothing about the ring.
+  WARN("skipped under sanitizers: the store-buffering window is tuned to the uninstrumented build");
+  return;
+#endif
   testkit::Watchdog dog(90s, "100k loop wakes through the unfenced completion ring");
   const testkit::PingPongResult r = pingpong(false);  // FOR TESTS ONLY: both fences dropped
   INFO(r.stalls << " stalls (first at wake " << r.first_stall_at << "); loop waits " << r.loop_waits
