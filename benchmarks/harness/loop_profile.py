@@ -155,6 +155,9 @@ def preflight(perf: str, tmp: str) -> None:
 # -- parsing and categorising -----------------------------------------------------------
 
 _FRAME_RE = re.compile(r"^\s*([0-9a-fA-F]+)\s+(.*?)\s+\(([^()]*)\)\s*$")
+# A sample's header: the tid, right-aligned (so a short tid starts with spaces), then the
+# event and a colon.
+_HEADER_RE = re.compile(r"^\s*(\d+)\s+(\S+):\s*$")
 
 
 @dataclass(frozen=True)
@@ -180,14 +183,15 @@ def parse_script(text: str) -> list[list[Frame]]:
                 samples.append(frames)
             frames = None
             continue
-        if not line[0].isspace():          # a sample's header
+        m = _FRAME_RE.match(line)
+        if m:                              # a frame (an all-digit address can look like a tid)
+            if frames is not None:
+                frames.append(Frame(m.group(2), m.group(3)))
+            continue
+        if _HEADER_RE.match(line):         # a sample's header
             if frames:
                 samples.append(frames)
             frames = []
-            continue
-        m = _FRAME_RE.match(line)
-        if m and frames is not None:
-            frames.append(Frame(m.group(2), m.group(3)))
     if frames:
         samples.append(frames)
     return samples
@@ -196,9 +200,9 @@ def parse_script(text: str) -> list[list[Frame]]:
 def script_event(text: str) -> str | None:
     """The sampled event, from the first sample's header (`TID EVENT: `)."""
     for line in text.splitlines():
-        if line and not line[0].isspace():
-            words = line.split()
-            return words[1].rstrip(":") if len(words) > 1 else None
+        m = None if _FRAME_RE.match(line) else _HEADER_RE.match(line)
+        if m:
+            return m.group(2)
     return None
 
 

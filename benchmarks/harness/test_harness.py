@@ -719,7 +719,7 @@ PERF_SCRIPT = """\
 \t          a1b2c3 _int_malloc (/usr/lib/x86_64-linux-gnu/libc.so.6)
 \t          a1b000 malloc (/usr/lib/x86_64-linux-gnu/libc.so.6)
 
-17566 cpu-clock:pppH: \n\
+  5242 cpu-clock:pppH: \n\
 \tffffffff82203249 _raw_spin_unlock_irqrestore ([kernel.kallsyms])
 \tffffffff8140c0de try_to_wake_up ([kernel.kallsyms])
 \tffffffff81000130 entry_SYSCALL_64_after_hwframe ([kernel.kallsyms])
