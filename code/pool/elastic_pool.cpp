@@ -166,7 +166,16 @@ void ElasticPool::check_age() {
 bool ElasticPool::jobs_waiting() const noexcept { return !backlog_.empty() || core_->jobs.pops() != pushed_; }
 
 int ElasticPool::max_wait_ms() {
-  return core_->options.age_check && jobs_waiting() ? core_->options.pending_wait_ms : kNoWaitCap;
+  // The cap is there so that the age check runs while jobs wait, and the age check can only
+  // wake a parked thread: with none parked, the jobs are behind threads that will come back
+  // to the ring by themselves, and a capped wait would only arm a timer (and, when it
+  // fires, wake the loop for nothing). relaxed: read after this pass's submits and their
+  // fences; a thread whose announcement it misses re-checks the ring after announcing, and
+  // by the store-buffering pair with those fences finds the jobs submit pushed.
+  if (!core_->options.age_check || !jobs_waiting() || core_->parked.load(std::memory_order_relaxed) == 0) {
+    return kNoWaitCap;
+  }
+  return core_->options.pending_wait_ms;
 }
 // [elastic.age]
 

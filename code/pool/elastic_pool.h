@@ -24,8 +24,8 @@ struct ElasticPoolOptions {
   /// Rule 3, T: the loop wakes a parked thread when jobs wait in the ring and its pop
   /// counter has not moved for longer than this.
   std::int64_t age_ns = 200'000;
-  /// While jobs wait in the ring the loop's wait is capped at this, so an idle loop still
-  /// runs its age check.
+  /// While jobs wait in the ring and a thread is parked, the loop's wait is capped at this,
+  /// so an idle loop still runs its age check.
   int pending_wait_ms = 1;
 
   /// FOR TESTS ONLY. false: the loop runs no age check (and its wait is not capped): the
@@ -55,7 +55,8 @@ struct ElasticPoolOptions {
 ///     count before the loop's next push looks, so a burst into a parked lane wakes one.
 ///  3. The age check: once per loop pass, with jobs waiting in the ring, the loop reads the
 ///     ring's pop counter; if it has not moved for longer than T (age_ns), the loop wakes one
-///     parked thread. While jobs wait, the loop's wait is capped (max_wait_ms()).
+///     parked thread. While jobs wait and a thread is parked, the loop's wait is capped
+///     (max_wait_ms()).
 ///  4. A wake channel per thread (pool/wake_channel.h): the loop wakes the parked thread
 ///     that parked last (warm caches), by a CAS on that thread's own state word.
 ///

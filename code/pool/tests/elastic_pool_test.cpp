@@ -296,3 +296,32 @@ TEST_CASE("elastic pool: negative control, re-checking before announcing sleeps 
   // so no wake; the thread then announces and sleeps with the job in the ring.
   CHECK_FALSE(job_in_park_window_answered(pool::ElasticPoolOptions::ParkOrder::recheck_then_announce, 300ms));
 }
+
+TEST_CASE("elastic pool: the loop's wait is capped only while jobs wait and a thread is parked to wake", "[pool][ch03]") {
+  testkit::Watchdog dog(20s, "the wait cap beside held and parked threads");
+  reset_hold();
+  SECTION("one thread, held in a handler: nobody to wake, so no cap (no timer armed)") {
+    Rig<pool::ElasticPool> rig(1, options(0, true));
+    REQUIRE(eventually([&] { return rig.pool.parked() == 1; }, 5s));
+    rig.pool.submit(make_job(0, kHold));
+    REQUIRE(eventually([] { return g_held.load() == 1; }));
+    rig.pool.submit(make_job(1, kWhole));  // waits in the ring behind the held thread
+    CHECK(rig.pool.max_wait_ms() == pool::HandlerPool::kNoWaitCap);
+    g_let_go = true;
+    REQUIRE(rig.run_until(2, 5s));
+    rig.pool.stop(kNoDeadline);
+  }
+  SECTION("two threads, one held and one parked: the cap keeps the age check running") {
+    Rig<pool::ElasticPool> rig(2, options(0, true));
+    REQUIRE(eventually([&] { return rig.pool.parked() == 2; }, 5s));
+    rig.pool.submit(make_job(0, kHold));
+    REQUIRE(eventually([] { return g_held.load() == 1; }));
+    REQUIRE(eventually([&] { return rig.pool.parked() == 1; }, 5s));
+    rig.pool.submit(make_job(1, kWhole));  // not every thread parked: no wake from submit
+    CHECK(rig.pool.max_wait_ms() == 1);
+    REQUIRE(rig.run_until(1, 5s));  // the age check wakes the parked thread for it
+    g_let_go = true;
+    REQUIRE(rig.run_until(2, 5s));
+    rig.pool.stop(kNoDeadline);
+  }
+}
