@@ -297,7 +297,8 @@ TEST_CASE("elastic pool: negative control, re-checking before announcing sleeps 
   CHECK_FALSE(job_in_park_window_answered(pool::ElasticPoolOptions::ParkOrder::recheck_then_announce, 300ms));
 }
 
-TEST_CASE("elastic pool: the loop's wait is capped only while jobs wait and a thread is parked to wake", "[pool][ch03]") {
+TEST_CASE("elastic pool: the loop's wait is capped only while jobs wait and a thread is parked to wake",
+          "[pool][ch03]") {
   testkit::Watchdog dog(20s, "the wait cap beside held and parked threads");
   reset_hold();
   SECTION("one thread, held in a handler: nobody to wake, so no cap (no timer armed)") {
