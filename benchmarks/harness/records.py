@@ -72,15 +72,15 @@ def tool_argv(tool: Tool, mode: str) -> list[str]:
 
 
 def cell(value) -> str:
-    """One CSV cell: a boolean or a null as JSON spells it, an integer as is, a float to six
-    significant digits (to the unit from a million up, so a large count keeps its digits),
+    """One CSV cell: a boolean or a null as JSON spells it, an integer as is, a float to four
+    significant digits (to the unit from a thousand up, so a large figure keeps its digits),
     a list as its items joined by spaces, anything else as its text."""
     if isinstance(value, bool):
         return "true" if value else "false"
     if value is None:
         return ""
     if isinstance(value, float):
-        return f"{value:.0f}" if abs(value) >= 1e6 else f"{value:.6g}"
+        return f"{value:.0f}" if abs(value) >= 1e3 else f"{value:.4g}"
     if isinstance(value, list):
         return " ".join(cell(v) for v in value)
     if isinstance(value, dict):

@@ -656,12 +656,13 @@ class Records(unittest.TestCase):
                                   "outcomes_01", "cpus", "wall_us_median", "skipped",
                                   "outcomes_10"])
         self.assertEqual(lines[0], {"variant": "relaxed", "trials": "2000000",
-                                    "rate": "0.000123457", "pinned": "true",
+                                    "rate": "0.0001235", "pinned": "true",
                                     "outcomes_00": "3", "outcomes_01": "5", "cpus": "0 1",
-                                    "wall_us_median": "12.3457"})
+                                    "wall_us_median": "12.35"})
         self.assertEqual(lines[1], {"variant": "seq_cst", "skipped": "true", "outcomes_00": "0",
                                     "outcomes_10": "2"})
         self.assertEqual(records.cell(12345678.9), "12345679")
+        self.assertEqual(records.cell(1234.56), "1235")
         self.assertEqual(records.cell(False), "false")
         self.assertEqual(records.cell(None), "")
 
