@@ -98,6 +98,11 @@ TEST_CASE("ring pool: a push while the thread spins sends no wake", "[pool][ch02
   // A spin far longer than the test: the thread never parks, so nobody may be poked.
   Rig<pool::RingPool> rig(1, options(Order::announce_then_recheck, 5'000'000'000));
   for (std::uint64_t i = 0; i < 20; ++i) {
+    // Give the thread time to come back to its spin, so that the push meets a spinning
+    // thread: submitted straight after the last answer, on a loaded machine the job could be
+    // in the ring before the thread, preempted by the loop it just poked, looks again, and
+    // every job would be taken by the plain pop (no spin catch at all, which failed once).
+    std::this_thread::sleep_for(1ms);
     rig.pool.submit(make_job(i, kWhole));
     REQUIRE(rig.run_until(i + 1));
   }
