@@ -115,46 +115,45 @@ class Scenario:
         self.name = path.stem
         self.main: list[list[str]] = []
         self.bodies: dict[str, list[list[str]]] = {}
-        section = None
+        section, seen_main = None, False
         for number, raw in enumerate(path.read_text().splitlines(), 1):
             line = raw.split("#", 1)[0].rstrip()
             if not line:
                 continue
             where = f"{path.name}:{number}"
             if not line[0].isspace():
-                words = line.rstrip(":").split()
-                if not line.endswith(":") or words not in (["main"],) and (len(words) != 2 or words[0] != "on"):
-                    raise SystemExit(f"{where}: a section is 'main:' or 'on LABEL:'")
-                if words == ["main"]:
-                    section = self.main
+                words = line[:-1].split() if line.endswith(":") else []
+                if words == ["main"] and not seen_main:
+                    section, seen_main = self.main, True
+                elif len(words) == 2 and words[0] == "on" and words[1] not in self.bodies:
+                    section = self.bodies[words[1]] = []
                 else:
-                    if words[1] in self.bodies:
-                        raise SystemExit(f"{where}: two bodies for {words[1]}")
-                    section = self.bodies.setdefault(words[1], [])
+                    raise SystemExit(f"{where}: a section is 'main:' (once) or 'on LABEL:' (once per label)")
                 continue
             if section is None:
                 raise SystemExit(f"{where}: an action outside a section")
             action = line.split()
             check_action(action, where, in_main=section is self.main)
             section.append(action)
+        if not seen_main:
+            raise SystemExit(f"{path.name}: no 'main:' section")
 
 
-ARITY = {"soon": 1, "at": 2, "cancel": 1, "block": 1, "stop": 0, "run": 0, "chain": 2, "watch": 1}
+# Each verb's arguments: W a word (a label or a producer), N a decimal integer; a final
+# "+" means one or more of the last kind.
+SIGNATURES = {"soon": "W", "at": "NW", "cancel": "W", "block": "N", "stop": "", "run": "",
+              "chain": "WN", "watch": "W", "post": "WW+", "post-later": "NWW+"}
 
 
 def check_action(action: list[str], where: str, in_main: bool) -> None:
     verb, args = action[0], action[1:]
-    if verb == "post":
-        ok = len(args) >= 2
-    elif verb == "post-later":
-        ok = len(args) >= 3 and args[0].isdigit()
-    elif verb in ARITY:
-        ok = len(args) == ARITY[verb] and (verb not in ("at", "block", "chain") or
-                                           args[0 if verb != "chain" else 1].isdigit())
-    else:
+    if verb not in SIGNATURES:
         raise SystemExit(f"{where}: unknown action {verb}")
-    if not ok:
-        raise SystemExit(f"{where}: wrong arguments for {verb}")
+    kinds = SIGNATURES[verb].rstrip("+")
+    if SIGNATURES[verb].endswith("+"):
+        kinds += kinds[-1] * max(0, len(args) - len(kinds))
+    if len(args) != len(kinds) or any(k == "N" and not a.isdigit() for k, a in zip(kinds, args)):
+        raise SystemExit(f"{where}: {verb} takes {SIGNATURES[verb] or 'nothing'} (W a word, N a number)")
     if verb == "run" and not in_main:
         raise SystemExit(f"{where}: run is for main only")
 # [oracle.parse]
