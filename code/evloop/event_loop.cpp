@@ -244,6 +244,7 @@ bool EventLoop::park_allowed() {
     // push), then re-check the post queue: a post pushed before the flag is seen here, one
     // pushed after it finds the flag and pokes.
     wake_.announce_wait();
+    ++counts_.wait_announcements;
     if (hook) hook();
     if (!posts_.empty()) {
       wake_.end_wait();
@@ -257,6 +258,7 @@ bool EventLoop::park_allowed() {
   if (hook) hook();
   if (posted) return false;
   wake_.announce_wait();
+  ++counts_.wait_announcements;
   return true;
 }
 // [evloop.poll]

@@ -53,7 +53,8 @@ struct EventLoopCounts {
   std::uint64_t blocking_waits = 0;  ///< polls allowed to block (timeout > 0 or for ever)
   std::uint64_t wait_timeouts = 0;   ///< blocking waits that ended with nothing ready
   std::uint64_t nonblocking_polls = 0;
-  std::uint64_t pokes_taken = 0;  ///< wakes from call_soon_threadsafe read off the wake socket
+  std::uint64_t wait_announcements = 0;  ///< times the loop raised its wake flag before a wait
+  std::uint64_t pokes_taken = 0;         ///< wakes from call_soon_threadsafe read off the wake socket
 };
 
 /// A single-threaded callback loop. Every member is for the loop's thread (the one that
@@ -64,7 +65,9 @@ struct EventLoopCounts {
 /// run in deadline order (equal deadlines in scheduling order); a cancelled handle never
 /// runs, and a cancelled timer never causes a wake-up. stop() ends the run at the end of the
 /// turn that called it: what that turn was going to run still runs, and what it scheduled
-/// waits for the next run (asyncio's loop.stop()). Cost: one heap allocation per callback.
+/// waits for the next run (asyncio's loop.stop()). A callback that throws ends the run: the
+/// exception leaves run_*, and what is still queued runs in the next run. Cost: one heap
+/// allocation per callback, and a lock per call_soon_threadsafe.
 class EventLoop {
  public:
   static constexpr std::size_t kDrainBatch = 64;
