@@ -178,6 +178,31 @@ TEST_CASE("event loop: stop() ends the run after the turn that called it, and a 
   }
 }
 
+TEST_CASE("event loop: readers and writers run at every readiness until removed", "[evloop][ch04]") {
+  Watchdog dog(10s, "readers and writers");
+  EventLoop loop;
+  auto [a, b] = handoff::net::datagram_pair();
+  int writes = 0, reads = 0;
+  loop.add_writer(b.get(), [&] {  // a datagram socket is writable every turn
+    const char byte = 'x';
+    REQUIRE(::send(b.get(), &byte, 1, 0) == 1);
+    if (++writes == 3) CHECK(loop.remove_writer(b.get()));
+  });
+  loop.add_reader(a.get(), [&] {
+    char byte;
+    REQUIRE(::recv(a.get(), &byte, 1, 0) == 1);
+    if (++reads == 3) {
+      CHECK(loop.remove_reader(a.get()));
+      loop.call_later(20ms, [&] { loop.stop(); });  // turns enough to show nothing more runs
+    }
+  });
+  loop.run_forever();
+  CHECK(writes == 3);
+  CHECK(reads == 3);
+  CHECK_FALSE(loop.remove_reader(a.get()));
+  CHECK_FALSE(loop.remove_writer(b.get()));
+}
+
 namespace {
 
 /// A self-rescheduling call_soon chain beside a socket made readable before the run:
