@@ -83,38 +83,25 @@ Handle EventLoop::call_soon_threadsafe(Callback cb) {
 
 // ---------------------------------------------------------------- descriptors
 
-void EventLoop::add_reader(int fd, Callback cb) {
+void EventLoop::add_reader(int fd, Callback cb) { watch(fd, &FdWatch::reader, std::move(cb)); }
+bool EventLoop::remove_reader(int fd) { return unwatch(fd, &FdWatch::reader); }
+void EventLoop::add_writer(int fd, Callback cb) { watch(fd, &FdWatch::writer, std::move(cb)); }
+bool EventLoop::remove_writer(int fd) { return unwatch(fd, &FdWatch::writer); }
+
+void EventLoop::watch(int fd, std::shared_ptr<HandleState> FdWatch::*slot, Callback cb) {
   auto& w = watches_[fd];
   if (!w) w = std::make_unique<FdWatch>(ready_);
-  if (w->reader) Handle(w->reader).cancel();
-  w->reader = std::make_shared<HandleState>(std::move(cb));
-  w->reader->repeating = true;
+  auto& handle = (*w).*slot;
+  if (handle) Handle(handle).cancel();  // replaced: a readiness already queued will not run
+  handle = std::make_shared<HandleState>(std::move(cb));
+  handle->repeating = true;
   update_fd(fd);
 }
 
-bool EventLoop::remove_reader(int fd) {
+bool EventLoop::unwatch(int fd, std::shared_ptr<HandleState> FdWatch::*slot) {
   auto it = watches_.find(fd);
-  if (it == watches_.end() || !it->second->reader) return false;
-  Handle(std::move(it->second->reader)).cancel();  // a readiness already queued will not run
-  it->second->reader.reset();
-  update_fd(fd);
-  return true;
-}
-
-void EventLoop::add_writer(int fd, Callback cb) {
-  auto& w = watches_[fd];
-  if (!w) w = std::make_unique<FdWatch>(ready_);
-  if (w->writer) Handle(w->writer).cancel();
-  w->writer = std::make_shared<HandleState>(std::move(cb));
-  w->writer->repeating = true;
-  update_fd(fd);
-}
-
-bool EventLoop::remove_writer(int fd) {
-  auto it = watches_.find(fd);
-  if (it == watches_.end() || !it->second->writer) return false;
-  Handle(std::move(it->second->writer)).cancel();
-  it->second->writer.reset();
+  if (it == watches_.end() || !((*it->second).*slot)) return false;
+  Handle(std::move((*it->second).*slot)).cancel();  // leaves the slot empty; a readiness already queued will not run
   update_fd(fd);
   return true;
 }

@@ -115,6 +115,8 @@ class EventLoop {
   bool park_allowed();
   void take_posts();
   void run_budget();
+  void watch(int fd, std::shared_ptr<HandleState> FdWatch::*slot, Callback cb);
+  bool unwatch(int fd, std::shared_ptr<HandleState> FdWatch::*slot);
   void update_fd(int fd);
 
   EventLoopOptions options_;
