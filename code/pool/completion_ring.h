@@ -3,13 +3,13 @@
 // Role: the completion side every ring pool shares: pool threads push frames and poke the
 // loop's datagram socket only when its flag is raised; the loop raises the flag, re-checks,
 // waits in epoll on the socket, and drains. Chapter 02's protocol, taken out of its RingPool
-// in chapter 03 so that RingPool and ElasticPool share one copy.
+// in chapter 03 so that RingPool and ElasticPool share one copy; its flag and poke are
+// loop/wake_flag since chapter 04, which the callback loop wakes through as well.
 #pragma once
 
-#include <atomic>
 #include <cstddef>
 
-#include "net/fd.h"
+#include "loop/wake_flag.h"
 #include "pool/job.h"
 #include "stats/thread_stats.h"
 #include "sync/mpmc_ring.h"
@@ -26,7 +26,7 @@ struct CompletionRingOptions {
 };
 
 /// Frames from pool threads to the loop. Two store→load sequences meet here (the
-/// store-buffering shape; each needs a seq_cst fence):
+/// store-buffering shape; each needs a seq_cst fence, both in loop::WakeFlag):
 ///   loop:      announce_wait(): raise the flag → fence → (caller) re-check has_frames()
 ///   pool:      push(): push the frame → fence → read the flag → poke if it was raised
 /// At least one side sees the other's store, so a frame never waits while the loop sleeps
@@ -53,7 +53,7 @@ class CompletionRing {
 
   // ---- the loop's side
   /// The descriptor the loop's reactor watches (readable: a poke).
-  int loop_fd() const noexcept { return loop_end_.get(); }
+  int loop_fd() const noexcept { return wake_.loop_fd(); }
   /// Raise the flag and fence; the caller then re-checks has_frames() (and anything else a
   /// pool thread's poke covers) before it waits.
   void announce_wait() noexcept;
@@ -70,11 +70,8 @@ class CompletionRing {
   bool loop_waiting() const noexcept;
 
  private:
-  const CompletionRingOptions options_;
   sync::MpmcRing<Frame*> frames_;
-  net::Fd loop_end_, pool_end_;  // pokes: pool threads → loop
-  // Written by the loop at every wait, read by pool threads at every frame: its own line.
-  alignas(64) std::atomic<bool> loop_waiting_{false};
+  loop::WakeFlag wake_;  // the loop's flag and its poke socket: pool threads → loop
 };
 
 }  // namespace handoff::pool

@@ -1,0 +1,258 @@
+// evloop/event_loop: a callback event loop on the reactor: call_soon, timers, readiness
+// callbacks, thread-safe posts, and a switch between two turn shapes (chapter 04).
+#include "evloop/event_loop.h"
+
+#include <sys/epoll.h>
+
+#include <algorithm>
+#include <climits>
+#include <stdexcept>
+#include <utility>
+
+namespace handoff::evloop {
+
+namespace {
+
+std::int64_t to_ns(EventLoop::Clock::time_point t) {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count();
+}
+
+}  // namespace
+
+// Wakes are read off the wake flag's socket in the reactor's dispatch; the posts they
+// announce are taken by the turn, after the poll.
+struct EventLoop::WakeReader final : loop::IoHandler {
+  WakeReader(loop::WakeFlag& wake, EventLoopCounts& counts) : wake_(wake), counts_(counts) {}
+  void on_io(std::uint32_t) override {
+    wake_.take_poke(nullptr);
+    ++counts_.pokes_taken;
+  }
+
+  loop::WakeFlag& wake_;
+  EventLoopCounts& counts_;
+};
+
+/// One descriptor's reader and writer. Readiness queues the callback (as asyncio's
+/// _process_events adds the handle to _ready); it runs in the turn's run, not in dispatch.
+struct EventLoop::FdWatch final : loop::IoHandler {
+  explicit FdWatch(ReadyQueue& r) : ready(r) {}
+  void on_io(std::uint32_t events) override {
+    if (reader && (events & (EPOLLIN | EPOLLHUP | EPOLLERR)) != 0) ready.push_local(reader);
+    if (writer && (events & (EPOLLOUT | EPOLLHUP | EPOLLERR)) != 0) ready.push_local(writer);
+  }
+  ReadyQueue& ready;
+  std::shared_ptr<HandleState> reader, writer;
+  bool registered = false;
+};
+
+EventLoop::EventLoop(EventLoopOptions options)
+    : options_(std::move(options)), wake_handler_(std::make_unique<WakeReader>(wake_, counts_)) {
+  reactor_.add(wake_.loop_fd(), EPOLLIN, wake_handler_.get());
+}
+
+EventLoop::~EventLoop() = default;
+
+// ---------------------------------------------------------------- scheduling
+
+Handle EventLoop::call_soon(Callback cb) {
+  auto state = std::make_shared<HandleState>(std::move(cb));
+  ready_.push_local(state);
+  return Handle(std::move(state));
+}
+
+Handle EventLoop::call_later(Clock::duration delay, Callback cb) {
+  return call_at(Clock::now() + delay, std::move(cb));
+}
+
+Handle EventLoop::call_at(Clock::time_point when, Callback cb) {
+  auto state = std::make_shared<HandleState>(std::move(cb));
+  timers_.push(to_ns(when), state);
+  return Handle(std::move(state));
+}
+
+// [evloop.threadsafe]
+Handle EventLoop::call_soon_threadsafe(Callback cb) {
+  auto state = std::make_shared<HandleState>(std::move(cb));
+  posts_.push(state, ready_);  // marked with the loop's local count (ReadyQueue's rule)
+  // The push, then the fence and the loop's flag (loop/wake_flag.cpp): one poke, only for
+  // a loop that announced its wait. The counter is unused: no ThreadStats on this thread.
+  wake_.poke_if_waiting(nullptr, stats::Counter::wakes_sent);
+  return Handle(std::move(state));
+}
+// [evloop.threadsafe]
+
+// ---------------------------------------------------------------- descriptors
+
+void EventLoop::add_reader(int fd, Callback cb) { watch(fd, &FdWatch::reader, std::move(cb)); }
+bool EventLoop::remove_reader(int fd) { return unwatch(fd, &FdWatch::reader); }
+void EventLoop::add_writer(int fd, Callback cb) { watch(fd, &FdWatch::writer, std::move(cb)); }
+bool EventLoop::remove_writer(int fd) { return unwatch(fd, &FdWatch::writer); }
+
+void EventLoop::watch(int fd, std::shared_ptr<HandleState> FdWatch::*slot, Callback cb) {
+  auto& w = watches_[fd];
+  if (!w) w = std::make_unique<FdWatch>(ready_);
+  auto& handle = (*w).*slot;
+  if (handle) Handle(handle).cancel();  // replaced: a readiness already queued will not run
+  handle = std::make_shared<HandleState>(std::move(cb));
+  handle->repeating = true;
+  update_fd(fd);
+}
+
+bool EventLoop::unwatch(int fd, std::shared_ptr<HandleState> FdWatch::*slot) {
+  auto it = watches_.find(fd);
+  if (it == watches_.end() || !((*it->second).*slot)) return false;
+  Handle(std::move((*it->second).*slot)).cancel();  // leaves the slot empty; a readiness already queued will not run
+  update_fd(fd);
+  return true;
+}
+
+void EventLoop::update_fd(int fd) {
+  auto& w = watches_.at(fd);
+  const std::uint32_t events = (w->reader ? EPOLLIN : 0u) | (w->writer ? EPOLLOUT : 0u);
+  if (events == 0) {
+    if (w->registered) reactor_.remove(fd, w.get());
+    watches_.erase(fd);  // never during dispatch: readiness only queues, callbacks run later
+  } else if (!w->registered) {
+    reactor_.add(fd, events, w.get());
+    w->registered = true;
+  } else {
+    reactor_.modify(fd, events, w.get());
+  }
+}
+
+// ---------------------------------------------------------------- running
+
+void EventLoop::run_forever() { run_until(nullptr); }
+
+// [evloop.run]
+void EventLoop::run_until(const std::function<bool()>& done) {
+  if (running_) throw std::logic_error("EventLoop: already running");
+  running_ = true;
+  struct Reset {
+    EventLoop& loop;
+    ~Reset() {
+      loop.running_ = false;
+      loop.stopping_ = false;  // asyncio's run_forever: finally: self._stopping = False
+      loop.todo_ = 0;
+    }
+  } reset{*this};
+  for (;;) {
+    if (options_.turn == TurnShape::generation) {
+      turn_generation();
+    } else {
+      turn_drain();
+    }
+    if (stopping_) return;  // asyncio's run_forever: _run_once(), then break if _stopping
+    if (done && done()) return;
+  }
+}
+
+void EventLoop::stop() {
+  stopping_ = true;
+  // A drain turn would go on taking batches; it ends with what was scheduled before the
+  // stop. A generation already ran only its ntodo: nothing to change.
+  if (running_ && options_.turn == TurnShape::drain) todo_ = ready_.size();
+}
+// [evloop.run]
+
+// [evloop.turns]
+void EventLoop::turn_generation() {
+  // asyncio's _run_once: poll, collect, then run ntodo = what is ready now.
+  ++counts_.turns;
+  poll_and_collect();
+  todo_ = ready_.size();
+  run_budget();
+}
+
+void EventLoop::turn_drain() {
+  // Seed 003's before: run to quiescence in batches, then poll.
+  ++counts_.turns;
+  std::size_t ran = 0;
+  for (;;) {
+    take_posts();
+    todo_ = std::min({ready_.size(), kDrainBatch, kDrainCap - ran});
+    if (todo_ == 0) break;
+    ran += todo_;
+    run_budget();
+    if (stopping_) break;
+  }
+  poll_and_collect();
+}
+// [evloop.turns]
+
+void EventLoop::run_budget() {
+  while (todo_ > 0) {
+    --todo_;
+    std::shared_ptr<HandleState> h = ready_.pop_front();
+    if (h->cancelled) continue;
+    ++counts_.callbacks_run;
+    if (h->repeating) {
+      const Callback cb = h->callback;  // a copy: the callback may remove its own reader
+      cb();
+    } else {
+      const Callback cb = std::move(h->callback);  // runs once; a cancel() from inside is a no-op
+      cb();
+    }
+  }
+}
+
+// [evloop.poll]
+void EventLoop::poll_and_collect() {
+  int timeout = wait_timeout_ms();
+  if (timeout != 0 && !park_allowed()) timeout = 0;
+  const int n = reactor_.poll(timeout);
+  if (timeout != 0) {
+    wake_.end_wait();
+    ++counts_.blocking_waits;
+    if (n == 0 && timeout > 0) ++counts_.wait_timeouts;
+  } else {
+    ++counts_.nonblocking_polls;
+  }
+  timers_.pop_due(to_ns(Clock::now()), due_);
+  for (auto& h : due_) ready_.push_local(std::move(h));
+  due_.clear();
+  take_posts();
+}
+
+int EventLoop::wait_timeout_ms() {
+  timers_.prune();  // a cancelled timer at the top no longer sets the timeout
+  if (!ready_.empty() || stopping_) return 0;
+  const auto deadline = timers_.next_deadline();
+  if (!deadline) return -1;
+  const std::int64_t left_ns = *deadline - to_ns(Clock::now());
+  if (left_ns <= 0) return 0;
+  return static_cast<int>(std::min<std::int64_t>((left_ns + 999'999) / 1'000'000, INT_MAX));  // round up
+}
+
+bool EventLoop::park_allowed() {
+  const auto& hook = options_.between_park_steps;
+  if (options_.park_order == EventLoopOptions::ParkOrder::announce_then_recheck) {
+    // Raise the flag and fence (loop/wake_flag.cpp; pairs with the fence after a post's
+    // push), then re-check the post queue: a post pushed before the flag is seen here, one
+    // pushed after it finds the flag and pokes.
+    wake_.announce_wait();
+    ++counts_.wait_announcements;
+    if (hook) hook();
+    if (!posts_.empty()) {
+      wake_.end_wait();
+      return false;
+    }
+    return true;
+  }
+  // The broken order, kept as the negative control: a post pushed between the re-check and
+  // the flag finds no flag, sends no poke, and waits out the loop's timeout.
+  const bool posted = !posts_.empty();
+  if (hook) hook();
+  if (posted) return false;
+  wake_.announce_wait();
+  ++counts_.wait_announcements;
+  return true;
+}
+// [evloop.poll]
+
+void EventLoop::take_posts() {
+  posts_.take(taken_);
+  ready_.merge(taken_);
+}
+
+}  // namespace handoff::evloop

@@ -1,0 +1,138 @@
+// evloop/event_loop: a callback event loop on the reactor: call_soon, timers, readiness
+// callbacks, thread-safe posts, and a switch between two turn shapes (chapter 04).
+// Role: the loop real servers of asyncio's, libuv's and tokio's shape run on. A turn polls
+// loop::Reactor, moves due timers and thread-safe posts into the ready queue and runs
+// callbacks; which callbacks a turn runs is the TurnShape. Semantics follow CPython's
+// asyncio (base_events.BaseEventLoop: _run_once, run_forever, stop).
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <unordered_map>
+#include <vector>
+
+#include "evloop/handle.h"
+#include "evloop/post_queue.h"
+#include "evloop/ready_queue.h"
+#include "evloop/timer_heap.h"
+#include "loop/reactor.h"
+#include "loop/wake_flag.h"
+
+namespace handoff::evloop {
+
+/// Which callbacks one turn runs.
+enum class TurnShape {
+  /// asyncio's _run_once: poll (without blocking if callbacks are ready), then run only the
+  /// callbacks that were ready when the run started (ntodo); callbacks they schedule wait
+  /// for the next turn, after the next poll.
+  generation,
+  /// Seed 003's "before": run callbacks to quiescence, taking up to kDrainBatch at a time
+  /// (callbacks scheduled meanwhile join the next batch), up to kDrainCap per turn, and poll
+  /// only then.
+  drain,
+};
+
+struct EventLoopOptions {
+  TurnShape turn = TurnShape::generation;
+
+  /// The order of the loop's two steps before a blocking wait (raise its wake flag,
+  /// re-check the post queue). Only announce_then_recheck is correct; the reverse is kept,
+  /// FOR TESTS ONLY, as the negative control of call_soon_threadsafe's wake.
+  enum class ParkOrder { announce_then_recheck, recheck_then_announce };
+  ParkOrder park_order = ParkOrder::announce_then_recheck;
+  /// A test hook run on the loop thread between those two steps. Empty in production.
+  std::function<void()> between_park_steps;
+};
+
+/// What a loop did, for tests and the harness (loop thread; read when no run is active).
+struct EventLoopCounts {
+  std::uint64_t turns = 0;
+  std::uint64_t callbacks_run = 0;
+  std::uint64_t blocking_waits = 0;  ///< polls allowed to block (timeout > 0 or for ever)
+  std::uint64_t wait_timeouts = 0;   ///< blocking waits that ended with nothing ready
+  std::uint64_t nonblocking_polls = 0;
+  std::uint64_t wait_announcements = 0;  ///< times the loop raised its wake flag before a wait
+  std::uint64_t pokes_taken = 0;         ///< wakes from call_soon_threadsafe read off the wake socket
+};
+
+/// A single-threaded callback loop. Every member is for the loop's thread (the one that
+/// calls run_*), except call_soon_threadsafe, which any thread may call at any time.
+///
+/// Guarantees: call_soon and call_soon_threadsafe callbacks run in scheduling order
+/// (ReadyQueue states the rule across threads), kept across stop() and a new run; timers
+/// run in deadline order (equal deadlines in scheduling order); a cancelled handle never
+/// runs, and a cancelled timer never causes a wake-up. stop() ends the run at the end of the
+/// turn that called it: what that turn was going to run still runs, and what it scheduled
+/// waits for the next run (asyncio's loop.stop()). A callback that throws ends the run: the
+/// exception leaves run_*, and what is still queued runs in the next run. Cost: one heap
+/// allocation per callback, and a lock per call_soon_threadsafe.
+class EventLoop {
+ public:
+  static constexpr std::size_t kDrainBatch = 64;
+  static constexpr std::size_t kDrainCap = 1024;
+
+  using Clock = std::chrono::steady_clock;
+
+  explicit EventLoop(EventLoopOptions options = {});
+  ~EventLoop();
+  EventLoop(const EventLoop&) = delete;
+  EventLoop& operator=(const EventLoop&) = delete;
+
+  Handle call_soon(Callback cb);
+  Handle call_later(Clock::duration delay, Callback cb);
+  Handle call_at(Clock::time_point when, Callback cb);
+  /// Any thread: queue `cb` into the loop and wake it if, and only if, it said it waits.
+  Handle call_soon_threadsafe(Callback cb);
+
+  /// Run `cb` each turn the descriptor is readable (level-triggered, as asyncio's
+  /// add_reader). A second add_reader for the same fd replaces the first (cancelling it).
+  void add_reader(int fd, Callback cb);
+  /// Returns whether a reader was registered.
+  bool remove_reader(int fd);
+  void add_writer(int fd, Callback cb);
+  bool remove_writer(int fd);
+
+  /// Run turns until stop().
+  void run_forever();
+  /// Run turns until stop(), or until `done()` holds at the end of a turn.
+  void run_until(const std::function<bool()>& done);
+  /// End the run at the end of the current turn (before a run: after its first turn).
+  void stop();
+
+  TurnShape turn_shape() const noexcept { return options_.turn; }
+  const EventLoopCounts& counts() const noexcept { return counts_; }
+  std::size_t timers_held() const noexcept { return timers_.size(); }  ///< live and cancelled
+
+ private:
+  struct FdWatch;
+  struct WakeReader;
+  void turn_generation();
+  void turn_drain();
+  void poll_and_collect();
+  int wait_timeout_ms();
+  bool park_allowed();
+  void take_posts();
+  void run_budget();
+  void watch(int fd, std::shared_ptr<HandleState> FdWatch::*slot, Callback cb);
+  bool unwatch(int fd, std::shared_ptr<HandleState> FdWatch::*slot);
+  void update_fd(int fd);
+
+  EventLoopOptions options_;
+  loop::Reactor reactor_;
+  loop::WakeFlag wake_;
+  ReadyQueue ready_;
+  PostQueue posts_;
+  TimerHeap timers_;
+  std::vector<Post> taken_;                        // reused: posts taken per turn
+  std::vector<std::shared_ptr<HandleState>> due_;  // reused: timers due per turn
+  std::unordered_map<int, std::unique_ptr<FdWatch>> watches_;
+  std::unique_ptr<WakeReader> wake_handler_;
+  EventLoopCounts counts_;
+  std::size_t todo_ = 0;  // callbacks left to run in the current batch
+  bool running_ = false;
+  bool stopping_ = false;
+};
+
+}  // namespace handoff::evloop

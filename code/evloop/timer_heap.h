@@ -1,0 +1,63 @@
+// evloop/timer_heap: the event loop's timers, earliest deadline first, with lazy
+// cancellation (chapter 04).
+// Role: hold call_later/call_at handles by deadline; a cancelled timer stays in the heap
+// until it reaches the top (then it is dropped without a wake-up) or until the dead entries
+// outnumber the live ones (then the heap is compacted), as asyncio's
+// base_events.BaseEventLoop._run_once cleans its _scheduled list.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "evloop/handle.h"
+
+namespace handoff::evloop {
+
+/// A binary min-heap of (deadline, arrival) → handle. Equal deadlines run in the order they
+/// were scheduled. Loop thread only. Cost: O(log n) per push and pop; a cancel is O(1); a
+/// compaction O(n), run only when more than half of at least kMinCompact entries are dead,
+/// so its cost is spread over the cancels that made it due.
+class TimerHeap {
+ public:
+  /// asyncio's _MIN_SCHEDULED_TIMER_HANDLES and _MIN_CANCELLED_TIMER_HANDLES_FRACTION.
+  static constexpr std::size_t kMinCompact = 100;
+
+  TimerHeap() = default;
+  ~TimerHeap();  // detaches the handles it still holds
+  TimerHeap(const TimerHeap&) = delete;
+  TimerHeap& operator=(const TimerHeap&) = delete;
+
+  void push(std::int64_t when_ns, std::shared_ptr<HandleState> handle);
+  /// A handle in this heap was cancelled (Handle::cancel calls it).
+  void note_cancelled() noexcept { ++cancelled_; }
+
+  /// Drop dead entries: all of them if they outnumber the live ones (compaction), else those
+  /// at the top. Then the top, if any, is live.
+  void prune();
+  /// The earliest deadline, after prune(): the loop's wait ends there.
+  std::optional<std::int64_t> next_deadline() const;
+  /// Append every live handle due at `now_ns` (deadline <= now) to `due`, in deadline order.
+  /// Returns how many it appended.
+  std::size_t pop_due(std::int64_t now_ns, std::vector<std::shared_ptr<HandleState>>& due);
+
+  std::size_t size() const noexcept { return entries_.size(); }  ///< live and dead
+  std::size_t cancelled() const noexcept { return cancelled_; }  ///< dead, still held
+
+ private:
+  struct Entry {
+    std::int64_t when_ns;
+    std::uint64_t arrival;
+    std::shared_ptr<HandleState> handle;
+  };
+  static bool later(const Entry& a, const Entry& b) noexcept;  // the heap's order: a after b
+  Entry pop_top();
+
+  std::vector<Entry> entries_;
+  std::size_t cancelled_ = 0;
+  std::uint64_t arrivals_ = 0;
+};
+
+}  // namespace handoff::evloop

@@ -1,0 +1,58 @@
+// loop/wake_flag: a loop thread's "I am about to wait" flag and the socket that wakes it
+// (chapter 03, taken out of pool/completion_ring in chapter 04).
+// Role: the one copy of chapter 03's loop-side wake protocol: the loop raises the flag,
+// fences, re-checks its queues, then waits in epoll on loop_fd(); a producer pushes, fences,
+// reads the flag and pokes the socket only if it was raised. pool/completion_ring (frames)
+// and evloop/event_loop (call_soon_threadsafe) both wake their loop through it.
+#pragma once
+
+#include <atomic>
+
+#include "net/fd.h"
+#include "stats/thread_stats.h"
+
+namespace handoff::loop {
+
+/// The flag-and-poke. Two store→load sequences meet here (the store-buffering shape; each
+/// needs a seq_cst fence):
+///   loop:      announce_wait(): raise the flag → fence → (caller) re-check its queues
+///   producer:  (caller) push → poke_if_waiting(): fence → read the flag → poke if raised
+/// At least one side sees the other's store, so an item never waits while the loop sleeps
+/// with no poke coming. Cost: nothing but the fence while the loop is busy; a waiting loop
+/// costs one send and one recv per wait (exchange: one poke per raised flag).
+class WakeFlag {
+ public:
+  /// `fences` false (FOR TESTS ONLY) drops BOTH seq_cst fences: the broken variant. The
+  /// flag's store and load stay plain (relaxed) either way, so on x86 each side is a `mov`
+  /// store then a `mov` load, which the store buffer may reorder.
+  explicit WakeFlag(bool fences = true);
+
+  WakeFlag(const WakeFlag&) = delete;
+  WakeFlag& operator=(const WakeFlag&) = delete;
+
+  // ---- a producer's side (any thread), after its push (or a pop that makes room)
+  /// Fence, read the flag, and poke the loop if it was raised. `stats`, when given, counts
+  /// `counted` (before the send, so the loop it wakes sees the count) and the send's
+  /// syscalls. Returns whether this call sent the poke.
+  bool poke_if_waiting(stats::ThreadStats* stats, stats::Counter counted);
+
+  // ---- the loop's side
+  /// The descriptor the loop's reactor watches (readable: a poke).
+  int loop_fd() const noexcept { return loop_end_.get(); }
+  /// Raise the flag and fence; the caller then re-checks everything a poke covers.
+  void announce_wait() noexcept;
+  /// Lower the flag: the loop will not wait after all, or it has woken.
+  void end_wait() noexcept;
+  /// Read one poke off the loop's socket (readiness said there is one).
+  void take_poke(stats::ThreadStats* loop_stats);
+  /// Whether the flag is raised (for tests: a snapshot, ordered by nothing).
+  bool waiting() const noexcept;
+
+ private:
+  const bool fences_;
+  net::Fd loop_end_, producer_end_;  // pokes: producers → loop
+  // Written by the loop at every wait, read by producers at every push: its own line.
+  alignas(64) std::atomic<bool> waiting_{false};
+};
+
+}  // namespace handoff::loop
