@@ -30,7 +30,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
-#include <iostream>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -539,12 +538,8 @@ int check_file(const std::string& path) {
   const std::optional<Json> read = handoff::probes::read_json(path, "handoff-probe");
   if (!read) return 1;
   const Json& doc = *read;
-  std::vector<std::string> problems;
-  if (doc.value("tool", "") != "handoff-probe") problems.emplace_back("\"tool\" is not handoff-probe");
-  if (!doc.contains("machine") || !doc["machine"].is_object()) problems.emplace_back("no \"machine\"");
-  if (!doc.contains("results") || !doc["results"].is_array()) {
-    problems.emplace_back("no \"results\" array");
-  } else {
+  std::vector<std::string> problems = handoff::probes::envelope_problems(doc, "handoff-probe", false);
+  if (doc.contains("results") && doc["results"].is_array()) {
     // Both arms belong to the price list: a run without the busy neighbour is partial.
     if (!doc.value("busy_neighbour", false)) problems.emplace_back("no busy-neighbour arm");
     std::vector<std::string> fields;
@@ -588,11 +583,9 @@ int check_file(const std::string& path) {
       }
     }
   }
-  for (const std::string& p : problems) std::fprintf(stderr, "handoff-probe --check: %s\n", p.c_str());
-  if (!problems.empty()) return 1;
-  std::printf("handoff-probe --check: %s lists all %zu mechanisms with positive costs\n", path.c_str(),
-              kMechanisms.size());
-  return 0;
+  return handoff::probes::check_verdict(
+      problems, "handoff-probe", path,
+      "lists all " + std::to_string(kMechanisms.size()) + " mechanisms with positive costs");
 }
 
 void print_table(const Json& doc) {
@@ -642,11 +635,7 @@ int run(int argc, char** argv) {
                  "mechanism, in both arms, with positive costs; exit 1 if not")
       ->excludes("--only")
       ->excludes("--json");
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    return app.exit(e);
-  }
+  CLI11_PARSE(app, argc, argv);
   if (!check_path.empty()) return check_file(check_path);
 
   std::vector<const Entry*> selected;
@@ -705,13 +694,7 @@ int run(int argc, char** argv) {
                  {"busy_neighbour", busy},
                  {"results", std::move(results)}};
 
-  if (json_path.empty()) {
-    std::cout << doc.dump(2) << '\n';
-    return 0;
-  }
-  if (!handoff::probes::write_json(json_path, doc, "handoff-probe")) return 1;
-  print_table(doc);
-  return 0;
+  return handoff::probes::emit_report(doc, json_path, "handoff-probe", print_table);
 }
 
 }  // namespace

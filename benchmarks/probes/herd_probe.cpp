@@ -57,7 +57,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <deque>
-#include <iostream>
 #include <memory>
 #include <optional>
 #include <string>
@@ -459,19 +458,13 @@ int check_file(const std::string& path) {
   const std::optional<Json> read = handoff::probes::read_json(path, "herd-probe");
   if (!read) return 1;
   const Json& doc = *read;
-  std::vector<std::string> problems;
-  if (doc.value("tool", "") != "herd-probe") problems.emplace_back("\"tool\" is not herd-probe");
-  if (!doc.contains("machine") || !doc["machine"].is_object()) problems.emplace_back("no \"machine\"");
+  std::vector<std::string> problems = handoff::probes::envelope_problems(doc, "herd-probe", true);
   const Json settings = doc.value("settings", Json::object());
   if (!settings.contains("round_trips") || !settings["round_trips"].is_number_unsigned() ||
       !settings.contains("rounds") || !settings["rounds"].is_number_unsigned()) {
     problems.emplace_back("\"settings\" lacks round_trips or rounds");
   }
-  if (!doc.contains("results") || !doc["results"].is_array()) problems.emplace_back("no \"results\" array");
-  if (!problems.empty()) {
-    for (const std::string& p : problems) std::fprintf(stderr, "herd-probe --check: %s\n", p.c_str());
-    return 1;
-  }
+  if (!problems.empty()) return handoff::probes::check_verdict(problems, "herd-probe", path, "");
   const std::uint64_t wakes = settings["round_trips"].get<std::uint64_t>() * settings["rounds"].get<std::uint64_t>();
   for (const Entry& e : kMechanisms) {
     for (const int w : kWaiters) {
@@ -527,10 +520,8 @@ int check_file(const std::string& path) {
       if (found != 1) problems.push_back(where + " appears " + std::to_string(found) + " times (expected once)");
     }
   }
-  for (const std::string& p : problems) std::fprintf(stderr, "herd-probe --check: %s\n", p.c_str());
-  if (!problems.empty()) return 1;
-  std::printf("herd-probe --check: %s lists every mechanism at every W, and its wakes add up\n", path.c_str());
-  return 0;
+  return handoff::probes::check_verdict(problems, "herd-probe", path,
+                                        "lists every mechanism at every W, and its wakes add up");
 }
 
 void print_table(const Json& doc) {
@@ -592,11 +583,7 @@ int run(int argc, char** argv) {
                  "once, and its wake classes adding up; exit 1 if not")
       ->excludes("--only")
       ->excludes("--json");
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    return app.exit(e);
-  }
+  CLI11_PARSE(app, argc, argv);
   if (!check_path.empty()) return check_file(check_path);
 
   struct Cell {
@@ -672,13 +659,7 @@ int run(int argc, char** argv) {
                         {"placement", std::move(placed)},
                         {"asleep_when", "state S in /proc/self/task/TID/stat and wchan in the expected wait"}}},
       {"results", std::move(results)}};
-  if (json_path.empty()) {
-    std::cout << doc.dump(2) << '\n';
-    return 0;
-  }
-  if (!handoff::probes::write_json(json_path, doc, "herd-probe")) return 1;
-  print_table(doc);
-  return 0;
+  return handoff::probes::emit_report(doc, json_path, "herd-probe", print_table);
 }
 
 }  // namespace

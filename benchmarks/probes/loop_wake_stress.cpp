@@ -54,7 +54,6 @@
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
-#include <iostream>
 #include <optional>
 #include <string>
 #include <vector>
@@ -73,19 +72,6 @@ using Json = handoff::probes::Json;
 constexpr const char* kTool = "loop-wake-stress";
 constexpr const char* kVariants[] = {"on", "off"};  // --fences
 
-struct Summary {
-  double median = 0, min = 0, max = 0;
-};
-
-Summary summarize(std::vector<double> xs) {
-  if (xs.empty()) return {};
-  std::sort(xs.begin(), xs.end());
-  const std::size_t n = xs.size();
-  return {n % 2 == 1 ? xs[n / 2] : (xs[n / 2 - 1] + xs[n / 2]) / 2, xs.front(), xs.back()};
-}
-
-Json to_json(const Summary& s) { return Json{{"median", s.median}, {"min", s.min}, {"max", s.max}}; }
-
 // -------------------------------------------------------------------------------------
 // --check FILE: the smoke test's judge. The shape (both variants once, the counts
 // consistent), and one correctness property: the fenced ring never stalled. The unfenced
@@ -97,13 +83,8 @@ int check_file(const std::string& path) {
   const std::optional<Json> read = handoff::probes::read_json(path, kTool);
   if (!read) return 1;
   const Json& doc = *read;
-  std::vector<std::string> problems;
-  if (doc.value("tool", "") != kTool) problems.emplace_back("\"tool\" is not loop-wake-stress");
-  if (!doc.contains("machine") || !doc["machine"].is_object()) problems.emplace_back("no \"machine\"");
-  if (!doc.contains("settings") || !doc["settings"].is_object()) problems.emplace_back("no \"settings\"");
-  if (!doc.contains("results") || !doc["results"].is_array()) {
-    problems.emplace_back("no \"results\" array");
-  } else {
+  std::vector<std::string> problems = handoff::probes::envelope_problems(doc, kTool, true);
+  if (doc.contains("results") && doc["results"].is_array()) {
     for (const char* v : kVariants) {
       const std::string where = std::string("fences ") + v;
       int found = 0;
@@ -157,10 +138,7 @@ int check_file(const std::string& path) {
       if (found != 1) problems.push_back(where + " appears " + std::to_string(found) + " times (expected once)");
     }
   }
-  for (const std::string& p : problems) std::fprintf(stderr, "%s --check: %s\n", kTool, p.c_str());
-  if (!problems.empty()) return 1;
-  std::printf("%s --check: %s lists both variants; the fenced ring never stalled\n", kTool, path.c_str());
-  return 0;
+  return handoff::probes::check_verdict(problems, kTool, path, "lists both variants; the fenced ring never stalled");
 }
 
 struct Tally {
@@ -170,6 +148,18 @@ struct Tally {
   std::uint64_t wakes = 0;              // wakes completed, all runs together
   unsigned runs = 0;
 };
+
+void print_table(const Json& doc) {
+  std::printf("%-6s %5s %10s %7s %12s %8s %14s %12s %10s\n", "fences", "runs", "wakes", "stalls", "per 100k", "stalled",
+              "wakes/s median", "waits/wake", "pokes/wake");
+  for (const Json& r : doc["results"]) {
+    std::printf("%-6s %5u %10llu %7llu %12.2f %8zu %14.0f %12.3f %10.3f\n", r["fences"].get<std::string>().c_str(),
+                r["runs"].get<unsigned>(), static_cast<unsigned long long>(r["wakes"].get<std::uint64_t>()),
+                static_cast<unsigned long long>(r["stalls"].get<std::uint64_t>()), r["stalls_per_100k"].get<double>(),
+                r["stalled_runs"].get<std::size_t>(), r["wakes_per_s"]["median"].get<double>(),
+                r["loop_waits_per_wake"]["median"].get<double>(), r["pokes_per_wake"]["median"].get<double>());
+  }
+}
 
 int run(int argc, char** argv) {
   CLI::App app{"loop-wake-stress: wakes ping-ponged against a loop parked with no deadline, fenced and not"};
@@ -209,11 +199,7 @@ int run(int argc, char** argv) {
                  "Instead of measuring, check FILE (written by this tool): both variants once, and "
                  "no stall with the fences on; exit 1 if not")
       ->excludes("--json");
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    return app.exit(e);
-  }
+  CLI11_PARSE(app, argc, argv);
   if (!check_path.empty()) return check_file(check_path);
   po.stall_after = std::chrono::milliseconds(stall_ms);
   po.pinned = !unpinned;
@@ -270,12 +256,12 @@ int run(int argc, char** argv) {
              {"stalls_per_run", t.stalls_per_run},
              {"first_stall_at", t.stall_at.empty() ? 0 : t.stall_at.front()},
              {"stall_at", t.stall_at},
-             {"wall_s", to_json(summarize(t.wall_s))},
-             {"wakes_per_s", to_json(summarize(t.wakes_per_s))},
-             {"loop_waits_per_wake", to_json(summarize(t.waits_per_wake))},
-             {"recheck_catches_per_wake", to_json(summarize(t.catches_per_wake))},
-             {"pokes_per_wake", to_json(summarize(t.pokes_per_wake))},
-             {"late_per_wake", to_json(summarize(t.late_per_wake))}});
+             {"wall_s", handoff::probes::median_min_max(t.wall_s)},
+             {"wakes_per_s", handoff::probes::median_min_max(t.wakes_per_s)},
+             {"loop_waits_per_wake", handoff::probes::median_min_max(t.waits_per_wake)},
+             {"recheck_catches_per_wake", handoff::probes::median_min_max(t.catches_per_wake)},
+             {"pokes_per_wake", handoff::probes::median_min_max(t.pokes_per_wake)},
+             {"late_per_wake", handoff::probes::median_min_max(t.late_per_wake)}});
   }
   const Json doc{{"tool", kTool},
                  {"machine", handoff::probes::machine()},
@@ -288,21 +274,7 @@ int run(int argc, char** argv) {
                                    {"pinned", po.pinned},
                                    {"fences", selected}}},
                  {"results", std::move(results)}};
-  if (json_path.empty()) {
-    std::cout << doc.dump(2) << '\n';
-    return 0;
-  }
-  if (!handoff::probes::write_json(json_path, doc, kTool)) return 1;
-  std::printf("%-6s %5s %10s %7s %12s %8s %14s %12s %10s\n", "fences", "runs", "wakes", "stalls", "per 100k", "stalled",
-              "wakes/s median", "waits/wake", "pokes/wake");
-  for (const Json& r : doc["results"]) {
-    std::printf("%-6s %5u %10llu %7llu %12.2f %8zu %14.0f %12.3f %10.3f\n", r["fences"].get<std::string>().c_str(),
-                r["runs"].get<unsigned>(), static_cast<unsigned long long>(r["wakes"].get<std::uint64_t>()),
-                static_cast<unsigned long long>(r["stalls"].get<std::uint64_t>()), r["stalls_per_100k"].get<double>(),
-                r["stalled_runs"].get<std::size_t>(), r["wakes_per_s"]["median"].get<double>(),
-                r["loop_waits_per_wake"]["median"].get<double>(), r["pokes_per_wake"]["median"].get<double>());
-  }
-  return 0;
+  return handoff::probes::emit_report(doc, json_path, kTool, print_table);
 }
 
 }  // namespace

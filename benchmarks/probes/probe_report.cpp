@@ -43,6 +43,7 @@ Json machine() {
 }
 
 Json median_min_max(std::vector<double> xs) {
+  if (xs.empty()) return Json{{"median", 0.0}, {"min", 0.0}, {"max", 0.0}};
   std::sort(xs.begin(), xs.end());
   const std::size_t n = xs.size();
   const double median = n % 2 == 1 ? xs[n / 2] : (xs[n / 2 - 1] + xs[n / 2]) / 2;
@@ -73,6 +74,36 @@ std::optional<Json> read_json(const std::string& path, const char* tool) {
     std::fprintf(stderr, "%s --check: %s is not JSON: %s\n", tool, path.c_str(), e.what());
     return std::nullopt;
   }
+}
+
+std::vector<std::string> envelope_problems(const Json& doc, const char* tool, bool with_settings) {
+  std::vector<std::string> problems;
+  if (doc.value("tool", "") != tool) problems.push_back(std::string("\"tool\" is not ") + tool);
+  if (!doc.contains("machine") || !doc["machine"].is_object()) problems.emplace_back("no \"machine\"");
+  if (with_settings && (!doc.contains("settings") || !doc["settings"].is_object())) {
+    problems.emplace_back("no \"settings\"");
+  }
+  if (!doc.contains("results") || !doc["results"].is_array()) problems.emplace_back("no \"results\" array");
+  return problems;
+}
+
+int check_verdict(const std::vector<std::string>& problems, const char* tool, const std::string& path,
+                  const std::string& passed) {
+  for (const std::string& p : problems) std::fprintf(stderr, "%s --check: %s\n", tool, p.c_str());
+  if (!problems.empty()) return 1;
+  std::printf("%s --check: %s %s\n", tool, path.c_str(), passed.c_str());
+  return 0;
+}
+
+int emit_report(const Json& doc, const std::string& path, const char* tool,
+                const std::function<void(const Json&)>& print_table) {
+  if (path.empty()) {
+    std::printf("%s\n", doc.dump(2).c_str());
+    return 0;
+  }
+  if (!write_json(path, doc, tool)) return 1;
+  print_table(doc);
+  return 0;
 }
 
 }  // namespace handoff::probes

@@ -5,6 +5,7 @@
 // judge and pin alike.
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -19,7 +20,8 @@ using Json = nlohmann::ordered_json;
 /// ("model name" on x86, "Hardware"/"CPU part" on Arm), uname's release and machine.
 Json machine();
 
-/// {"median", "min", "max"} of `xs` (not empty): how every probe reports a figure over rounds.
+/// {"median", "min", "max"} of `xs` (all 0 when it is empty): how every probe reports a
+/// figure over rounds.
 Json median_min_max(std::vector<double> xs);
 
 /// The first two CPUs this process may run on, or an empty list if it may run on fewer.
@@ -35,5 +37,20 @@ bool write_json(const std::string& path, const Json& doc, const char* tool);
 /// The JSON in `path`, or nothing after a message on stderr that names `tool` (the
 /// program judging the file): the file cannot be opened, or it is not JSON.
 std::optional<Json> read_json(const std::string& path, const char* tool);
+
+/// What every probe's --check asks of a report first: "tool" names `tool`, "machine" is an
+/// object, "settings" is one (when `with_settings`), "results" is an array. The problems
+/// found, in that order; the caller judges the results only when they are an array.
+std::vector<std::string> envelope_problems(const Json& doc, const char* tool, bool with_settings);
+
+/// --check's verdict: each problem on stderr as "TOOL --check: PROBLEM" and 1, or, with none,
+/// "TOOL --check: PATH PASSED" on stdout and 0.
+int check_verdict(const std::vector<std::string>& problems, const char* tool, const std::string& path,
+                  const std::string& passed);
+
+/// A probe's report, done: printed whole to stdout when `path` is empty, else written to
+/// `path` and summed up on stdout by `print_table`. The probe's exit status.
+int emit_report(const Json& doc, const std::string& path, const char* tool,
+                const std::function<void(const Json&)>& print_table);
 
 }  // namespace handoff::probes

@@ -20,7 +20,6 @@
 #include <cstdio>
 #include <ctime>
 #include <fstream>
-#include <iostream>
 #include <optional>
 #include <string>
 #include <thread>
@@ -202,12 +201,8 @@ int check_file(const std::string& path) {
   const std::optional<Json> read = handoff::probes::read_json(path, "sb-litmus");
   if (!read) return 1;
   const Json& doc = *read;
-  std::vector<std::string> problems;
-  if (doc.value("tool", "") != "sb-litmus") problems.emplace_back("\"tool\" is not sb-litmus");
-  if (!doc.contains("machine") || !doc["machine"].is_object()) problems.emplace_back("no \"machine\"");
-  if (!doc.contains("results") || !doc["results"].is_array()) {
-    problems.emplace_back("no \"results\" array");
-  } else {
+  std::vector<std::string> problems = handoff::probes::envelope_problems(doc, "sb-litmus", false);
+  if (doc.contains("results") && doc["results"].is_array()) {
     for (const VariantInfo& v : kVariants) {
       for (const char* placement : kPlacements) {
         const std::string where = std::string(v.name) + "/" + placement;
@@ -254,11 +249,8 @@ int check_file(const std::string& path) {
       }
     }
   }
-  for (const std::string& p : problems) std::fprintf(stderr, "sb-litmus --check: %s\n", p.c_str());
-  if (!problems.empty()) return 1;
-  std::printf("sb-litmus --check: %s lists every variant and placement; the fenced ones never saw both-zero\n",
-              path.c_str());
-  return 0;
+  return handoff::probes::check_verdict(problems, "sb-litmus", path,
+                                        "lists every variant and placement; the fenced ones never saw both-zero");
 }
 
 void print_table(const Json& doc) {
@@ -299,11 +291,7 @@ int run(int argc, char** argv) {
                  "once, and no both-zero outcome under a fenced variant; exit 1 if not")
       ->excludes("--only")
       ->excludes("--json");
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    return app.exit(e);
-  }
+  CLI11_PARSE(app, argc, argv);
   if (!check_path.empty()) return check_file(check_path);
 
   const std::vector<int> cpus = handoff::probes::two_cpus();
@@ -349,13 +337,7 @@ int run(int argc, char** argv) {
     }
   };
 
-  if (json_path.empty()) {
-    std::cout << doc.dump(2) << '\n';
-    return 0;
-  }
-  if (!handoff::probes::write_json(json_path, doc, "sb-litmus")) return 1;
-  print_table(doc);
-  return 0;
+  return handoff::probes::emit_report(doc, json_path, "sb-litmus", print_table);
 }
 
 }  // namespace

@@ -33,7 +33,6 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
-#include <iostream>
 #include <iterator>
 #include <optional>
 #include <string>
@@ -136,17 +135,6 @@ Round run_policy(const std::string& policy, const Shape& shape) {
   return seed_round<pool::RingPool>(o, shape);
 }
 
-struct Summary {
-  double median = 0, min = 0, max = 0;
-};
-
-Summary summarize(std::vector<double> xs) {
-  if (xs.empty()) return {};
-  std::sort(xs.begin(), xs.end());
-  const std::size_t n = xs.size();
-  return {n % 2 == 1 ? xs[n / 2] : (xs[n / 2 - 1] + xs[n / 2]) / 2, xs.front(), xs.back()};
-}
-
 // -------------------------------------------------------------------------------------
 // --check FILE: the smoke test's judge. The shape (every policy once, counts that add up)
 // and the counters each policy can and cannot have: a lane poll eats pokes only in the
@@ -159,13 +147,8 @@ int check_file(const std::string& path) {
   const std::optional<Json> read = handoff::probes::read_json(path, kTool);
   if (!read) return 1;
   const Json& doc = *read;
-  std::vector<std::string> problems;
-  if (doc.value("tool", "") != kTool) problems.emplace_back("\"tool\" is not wake-rounds");
-  if (!doc.contains("machine") || !doc["machine"].is_object()) problems.emplace_back("no \"machine\"");
-  if (!doc.contains("settings") || !doc["settings"].is_object()) problems.emplace_back("no \"settings\"");
-  if (!doc.contains("results") || !doc["results"].is_array()) {
-    problems.emplace_back("no \"results\" array");
-  } else {
+  std::vector<std::string> problems = handoff::probes::envelope_problems(doc, kTool, true);
+  if (doc.contains("results") && doc["results"].is_array()) {
     for (const char* p : kPolicies) {
       const std::string policy = p;
       int found = 0;
@@ -200,10 +183,24 @@ int check_file(const std::string& path) {
       if (found != 1) problems.push_back(policy + " appears " + std::to_string(found) + " times (expected once)");
     }
   }
-  for (const std::string& p : problems) std::fprintf(stderr, "%s --check: %s\n", kTool, p.c_str());
-  if (!problems.empty()) return 1;
-  std::printf("%s --check: %s lists every policy with counters each policy can have\n", kTool, path.c_str());
-  return 0;
+  return handoff::probes::check_verdict(problems, kTool, path, "lists every policy with counters each policy can have");
+}
+
+void print_table(const Json& doc) {
+  std::printf("%-8s %6s %5s %26s %14s %8s %8s %5s\n", "policy", "rounds", "lost", "fast ms median [min-max]",
+              "stolen rounds", "stolen", "chained", "age");
+  for (const Json& r : doc["results"]) {
+    char cell[64];
+    std::snprintf(cell, sizeof cell, "%.2f [%.2f-%.2f]", r["fast_ms"]["median"].get<double>(),
+                  r["fast_ms"]["min"].get<double>(), r["fast_ms"]["max"].get<double>());
+    std::printf("%-8s %6llu %5llu %26s %14llu %8llu %8llu %5llu\n", r["policy"].get<std::string>().c_str(),
+                static_cast<unsigned long long>(r["rounds"].get<std::uint64_t>()),
+                static_cast<unsigned long long>(r["lost_rounds"].get<std::uint64_t>()), cell,
+                static_cast<unsigned long long>(r["rounds_with_stolen_pokes"].get<std::uint64_t>()),
+                static_cast<unsigned long long>(r["stolen_pokes"].get<std::uint64_t>()),
+                static_cast<unsigned long long>(r["chained_wakes"].get<std::uint64_t>()),
+                static_cast<unsigned long long>(r["age_wakes"].get<std::uint64_t>()));
+  }
 }
 
 int run(int argc, char** argv) {
@@ -226,11 +223,7 @@ int run(int argc, char** argv) {
                  "Instead of measuring, check FILE (written by this tool): every policy once, with "
                  "counters that add up; exit 1 if not")
       ->excludes("--json");
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    return app.exit(e);
-  }
+  CLI11_PARSE(app, argc, argv);
   if (!check_path.empty()) return check_file(check_path);
 
   std::vector<std::string> selected;
@@ -272,12 +265,11 @@ int run(int argc, char** argv) {
       stolen_rounds += r.counts[0] > 0 ? 1 : 0;
       for (std::size_t k = 0; k < kCounterCount; ++k) totals[k] += r.counts[k];
     }
-    const Summary s = summarize(fast);
     results.push_back(Json{{"policy", selected[i]},
                            {"rounds", got[i].size()},
                            {"lost_rounds", lost},
                            {"unanswered_rounds", unanswered},
-                           {"fast_ms", Json{{"median", s.median}, {"min", s.min}, {"max", s.max}}},
+                           {"fast_ms", handoff::probes::median_min_max(fast)},
                            {"rounds_with_stolen_pokes", stolen_rounds},
                            {"stolen_pokes", totals[0]},
                            {"chained_wakes", totals[1]},
@@ -295,26 +287,7 @@ int run(int argc, char** argv) {
                                    {"bound_ms", bound_ms},
                                    {"policies", selected}}},
                  {"results", std::move(results)}};
-  if (json_path.empty()) {
-    std::cout << doc.dump(2) << '\n';
-    return 0;
-  }
-  if (!handoff::probes::write_json(json_path, doc, kTool)) return 1;
-  std::printf("%-8s %6s %5s %26s %14s %8s %8s %5s\n", "policy", "rounds", "lost", "fast ms median [min-max]",
-              "stolen rounds", "stolen", "chained", "age");
-  for (const Json& r : doc["results"]) {
-    char cell[64];
-    std::snprintf(cell, sizeof cell, "%.2f [%.2f-%.2f]", r["fast_ms"]["median"].get<double>(),
-                  r["fast_ms"]["min"].get<double>(), r["fast_ms"]["max"].get<double>());
-    std::printf("%-8s %6llu %5llu %26s %14llu %8llu %8llu %5llu\n", r["policy"].get<std::string>().c_str(),
-                static_cast<unsigned long long>(r["rounds"].get<std::uint64_t>()),
-                static_cast<unsigned long long>(r["lost_rounds"].get<std::uint64_t>()), cell,
-                static_cast<unsigned long long>(r["rounds_with_stolen_pokes"].get<std::uint64_t>()),
-                static_cast<unsigned long long>(r["stolen_pokes"].get<std::uint64_t>()),
-                static_cast<unsigned long long>(r["chained_wakes"].get<std::uint64_t>()),
-                static_cast<unsigned long long>(r["age_wakes"].get<std::uint64_t>()));
-  }
-  return 0;
+  return handoff::probes::emit_report(doc, json_path, kTool, print_table);
 }
 
 }  // namespace
