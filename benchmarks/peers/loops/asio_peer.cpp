@@ -8,7 +8,15 @@
 // the loop. One io_context serves every workload in turn (restarted after each run).
 #include <semaphore.h>
 
-#include <boost/asio.hpp>
+// Asio's parts, not boost/asio.hpp: Boost 1.74's awaitable.hpp misses <utility> in C++20.
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/read.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/thread_pool.hpp>
+#include <boost/asio/write.hpp>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>

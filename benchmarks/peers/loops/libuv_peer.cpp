@@ -44,14 +44,14 @@ struct Entry {
 };
 
 // [libuv.call_soon]
-/// call_soon on libuv: a FIFO drained by an idle handle, one generation per drain.
+/// call_soon on libuv: a FIFO drained by an idle handle, one generation per drain. One per
+/// loop, for the program's life (an inactive idle handle does not keep the loop running).
 class SoonQueue {
  public:
   explicit SoonQueue(uv_loop_t* loop) {
     uv_idle_init(loop, &idle_);
     idle_.data = this;
   }
-  ~SoonQueue() { uv_close(reinterpret_cast<uv_handle_t*>(&idle_), nullptr); }
   void call_soon(void (*fn)(void*), void* arg) {
     queue_.push_back({fn, arg});
     if (!uv_is_active(reinterpret_cast<uv_handle_t*>(&idle_))) uv_idle_start(&idle_, drain);
@@ -106,29 +106,23 @@ class ThreadsafeQueue {
 
 uv_loop_t* loop() { return uv_default_loop(); }
 
+SoonQueue& soon() {
+  static SoonQueue queue(loop());
+  return queue;
+}
+
 void close_handle(void* handle) { uv_close(static_cast<uv_handle_t*>(handle), nullptr); }
 
 // (1) Each callback schedules the next until `ops` have run.
-struct Chain {
-  SoonQueue* soon;
-  int left;
-};
-void chain_step(void* p) {
-  auto* c = static_cast<Chain*>(p);
-  if (--c->left > 0) c->soon->call_soon(chain_step, c);
+void chain_step(void* left) {
+  if (--*static_cast<int*>(left) > 0) soon().call_soon(chain_step, left);
 }
 Span chain(int ops) {
-  Chain c{nullptr, ops};
+  int left = ops;
   const Stopwatch watch;
-  {
-    SoonQueue soon(loop());
-    c.soon = &soon;
-    soon.call_soon(chain_step, &c);
-    uv_run(loop(), UV_RUN_DEFAULT);
-  }
-  const Span span = watch.stop();
-  uv_run(loop(), UV_RUN_DEFAULT);  // the idle handle's close
-  return span;
+  soon().call_soon(chain_step, &left);
+  uv_run(loop(), UV_RUN_DEFAULT);
+  return watch.stop();
 }
 
 // (2) Another thread posts; the loop's callback posts the semaphore it waits on.
@@ -154,24 +148,24 @@ Span ping_pong(int ops) {
 
 // (3) From one callback: start a timer 1 s out and stop it, `ops` times.
 void never(uv_timer_t*) { fatal("a cancelled timer fired", 0); }
+// A handle per timer, its whole life in the span (init, start, stop, close), as the other
+// peers make and drop a timer object per operation; only the handles' memory is allocated
+// before it.
 Span cancelled_timers(int ops) {
   std::vector<uv_timer_t> timers(static_cast<std::size_t>(ops));
-  for (uv_timer_t& t : timers) uv_timer_init(loop(), &t);
-  SoonQueue soon(loop());
   const Stopwatch watch;
-  soon.call_soon(
+  soon().call_soon(
       [](void* p) {
         for (uv_timer_t& t : *static_cast<std::vector<uv_timer_t>*>(p)) {
+          uv_timer_init(loop(), &t);
           uv_timer_start(&t, never, 1000, 0);
           uv_timer_stop(&t);
+          close_handle(&t);
         }
       },
       &timers);
-  uv_run(loop(), UV_RUN_DEFAULT);
-  const Span span = watch.stop();
-  for (uv_timer_t& t : timers) close_handle(&t);
-  uv_run(loop(), UV_RUN_DEFAULT);
-  return span;
+  uv_run(loop(), UV_RUN_DEFAULT);  // the batch, then the handles' closes
+  return watch.stop();
 }
 
 long wake_check() {
