@@ -177,7 +177,8 @@ long wake_check() {
   }
   uv_timer_t live;
   uv_timer_init(loop(), &live);
-  uv_timer_start(&live, [](uv_timer_t*) {}, 60, 0);
+  uv_timer_start(
+      &live, [](uv_timer_t*) {}, 60, 0);
   const long before = thread_sleeps();
   uv_run(loop(), UV_RUN_DEFAULT);
   const long sleeps = thread_sleeps() - before;

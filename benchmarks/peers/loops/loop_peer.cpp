@@ -116,8 +116,7 @@ long thread_sleeps() {
 }
 
 int peer_main(int argc, char** argv, const Peer& peer) {
-  CLI::App app{std::string(peer.tool) + ": the five loop workloads (benchmarks/peers/loops/README.md) on " +
-               peer.loop};
+  CLI::App app{std::string(peer.tool) + ": the five loop workloads (benchmarks/peers/loops/README.md) on " + peer.loop};
   int ops = 100'000;
   int rounds = 5;
   std::string only;
