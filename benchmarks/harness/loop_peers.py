@@ -9,7 +9,8 @@ alike, and each figure is the median, min and max over the rounds of that peer's
 value. Every peer's file is judged by the peer itself (`--check`) and must meet the records
 contract (records.contract_problems). Writes OUT/04-turn-shape/loop-peers.json (the
 harness's record: machine, commands, mode, settings, every round's reports) and .csv (one
-line per loop x workload, `cpu_us_per_op_median` and the like, as records.py flattens).
+line per loop x workload, `cpu_us_per_op_median`, `sleeps_per_op_median` and the like, as
+records.py flattens).
 A peer that is not built or cannot run here (uvloop not importable) is listed as not
 measured; a peer that fails a round is a failure, and its other rounds are still filed.
 """
@@ -36,6 +37,10 @@ TIMEOUT_S = 300.0
 # echo run a tenth of it (README.md in benchmarks/peers/loops). Quick: the slowest peer
 # (asyncio) takes about a second a round here; full: about ten.
 SETTINGS = {"quick": {"ops": 20_000, "rounds": 3}, "full": {"ops": 200_000, "rounds": 10}}
+
+
+# The figures over rounds a peer's result may carry; each becomes median, min and max.
+FIGURES = ("cpu_us_per_op", "wall_us_per_op", "sleeps_per_op")
 
 
 @dataclass(frozen=True)
@@ -83,7 +88,7 @@ def rotation(peers: list, round_index: int) -> list:
 
 def merge(rounds: list[list[dict]]) -> list[dict]:
     """One result per (loop, workload) over the rounds' results (each a peer's one-round
-    report): the figures' medians become the median, min and max over rounds; the wake
+    report): each figure's (FIGURES) medians become the median, min and max over rounds; the wake
     check keeps its largest count. Order: first seen."""
     keyed: dict[tuple[str, str], list[dict]] = {}
     for results in rounds:
@@ -92,7 +97,7 @@ def merge(rounds: list[list[dict]]) -> list[dict]:
     out = []
     for (loop, workload), rs in keyed.items():
         line = {"loop": loop, "workload": workload, "ops": rs[0]["ops"], "rounds": len(rs)}
-        for figure in ("cpu_us_per_op", "wall_us_per_op"):
+        for figure in (f for f in FIGURES if f in rs[0]):
             xs = [r[figure]["median"] for r in rs]
             line[figure] = {"median": statistics.median(xs), "min": min(xs), "max": max(xs)}
         sleeps = [r["wake_check_sleeps"] for r in rs if "wake_check_sleeps" in r]
@@ -170,12 +175,12 @@ def run_loop_peers(*, build_dir: str, out_dir: str, repo_root: str, mode: str, a
     report.write_csv(base + ".csv", header, lines)
     print(f"\n== {CHAPTER}/{NAME} ({mode}: ops {settings['ops']}, rounds {settings['rounds']}, "
           f"peers rotated) ==", file=stream)
-    print(f"  {'loop':<11} {'workload':<21} {'cpu us/op median (min-max)':<30} wall us/op median",
-          file=stream)
+    print(f"  {'loop':<11} {'workload':<21} {'cpu us/op median (min-max)':<30} "
+          f"{'wall us/op':>10} {'sleeps/op':>9}", file=stream)
     for r in results:
-        c, w = r["cpu_us_per_op"], r["wall_us_per_op"]
+        c, w, z = r["cpu_us_per_op"], r["wall_us_per_op"], r.get("sleeps_per_op", {})
         print(f"  {r['loop']:<11} {r['workload']:<21} "
-              f"{c['median']:9.3f} ({c['min']:.3f}-{c['max']:.3f}){'':<5} {w['median']:9.3f}",
-              file=stream)
+              f"{c['median']:9.3f} ({c['min']:.3f}-{c['max']:.3f}){'':<5} {w['median']:10.3f} "
+              f"{z.get('median', float('nan')):9.3f}", file=stream)
     print(f"  wrote {base}.json, {base}.csv", file=stream)
     return missing, failures

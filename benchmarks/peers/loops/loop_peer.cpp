@@ -38,6 +38,12 @@ double clock_s(clockid_t id) {
   return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
 }
 
+long process_sleeps() {
+  rusage ru{};
+  ::getrusage(RUSAGE_SELF, &ru);
+  return ru.ru_nvcsw;
+}
+
 bool is_figure(const Json& f) {
   if (!f.is_object() || !f.contains("median") || !f.contains("min") || !f.contains("max")) return false;
   if (!f["median"].is_number() || !f["min"].is_number() || !f["max"].is_number()) return false;
@@ -75,6 +81,8 @@ int check_file(const char* tool, const std::string& path) {
       if (r.value("rounds", -1) != rounds) problems.push_back(where + ": rounds is not " + std::to_string(rounds));
       if (!r.contains("cpu_us_per_op") || !is_figure(r["cpu_us_per_op"]))
         problems.push_back(where + ": cpu_us_per_op is not an ordered median, min, max");
+      if (!r.contains("sleeps_per_op") || !is_figure(r["sleeps_per_op"]))
+        problems.push_back(where + ": sleeps_per_op is not an ordered median, min, max");
       if (!r.contains("wall_us_per_op") || !is_figure(r["wall_us_per_op"]) || r["wall_us_per_op"]["min"] <= 0)
         problems.push_back(where + ": wall_us_per_op is not an ordered, positive median, min, max");
       if (w.workload == Workload::cancelled_timer) {
@@ -103,10 +111,12 @@ int ops_for(Workload w, int ops) {
   }
 }
 
-Stopwatch::Stopwatch() : cpu0_(clock_s(CLOCK_PROCESS_CPUTIME_ID)), wall0_(clock_s(CLOCK_MONOTONIC)) {}
+Stopwatch::Stopwatch()
+    : cpu0_(clock_s(CLOCK_PROCESS_CPUTIME_ID)), wall0_(clock_s(CLOCK_MONOTONIC)), sleeps0_(process_sleeps()) {}
 
 Span Stopwatch::stop() const {
-  return Span{clock_s(CLOCK_PROCESS_CPUTIME_ID) - cpu0_, clock_s(CLOCK_MONOTONIC) - wall0_};
+  return Span{clock_s(CLOCK_PROCESS_CPUTIME_ID) - cpu0_, clock_s(CLOCK_MONOTONIC) - wall0_,
+              process_sleeps() - sleeps0_};
 }
 
 long thread_sleeps() {
@@ -148,13 +158,14 @@ int peer_main(int argc, char** argv, const Peer& peer) {
   // allocator caches and the listening socket's first use).
   for (const Named* w : chosen) peer.run(w->workload, std::max(1, ops_for(w->workload, ops) / 10));
 
-  std::vector<std::vector<double>> cpu(chosen.size()), wall(chosen.size());
+  std::vector<std::vector<double>> cpu(chosen.size()), wall(chosen.size()), sleeps(chosen.size());
   for (int round = 0; round < rounds; ++round) {
     for (std::size_t i = 0; i < chosen.size(); ++i) {
       const int n = ops_for(chosen[i]->workload, ops);
       const Span s = peer.run(chosen[i]->workload, n);
       cpu[i].push_back(s.cpu_s * 1e6 / n);
       wall[i].push_back(s.wall_s * 1e6 / n);
+      sleeps[i].push_back(static_cast<double>(s.sleeps) / n);
     }
   }
   Json results = Json::array();
@@ -164,7 +175,8 @@ int peer_main(int argc, char** argv, const Peer& peer) {
            {"ops", ops_for(chosen[i]->workload, ops)},
            {"rounds", rounds},
            {"cpu_us_per_op", probes::median_min_max(cpu[i])},
-           {"wall_us_per_op", probes::median_min_max(wall[i])}};
+           {"wall_us_per_op", probes::median_min_max(wall[i])},
+           {"sleeps_per_op", probes::median_min_max(sleeps[i])}};
     if (chosen[i]->workload == Workload::cancelled_timer) {
       r["timers_fired"] = 0;  // every program ends at once on a cancelled timer that fires
       r["wake_check_sleeps"] = peer.wake_check();

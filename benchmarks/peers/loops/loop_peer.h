@@ -17,11 +17,14 @@ enum class Workload { call_soon_chain, threadsafe_ping_pong, cancelled_timer, ex
 /// (at least 1) for the three that cross a thread or a socket.
 int ops_for(Workload w, int ops);
 
-/// CPU and wall seconds of one measured section. CPU is the whole process's
-/// (CLOCK_PROCESS_CPUTIME_ID: every thread, the loop's, the poster's, the pool's).
+/// CPU and wall seconds of one measured section, and how often a thread slept in it. CPU is
+/// the whole process's (CLOCK_PROCESS_CPUTIME_ID: every thread, the loop's, the poster's,
+/// the pool's); sleeps are the process's voluntary context switches (RUSAGE_SELF ru_nvcsw,
+/// every thread).
 struct Span {
   double cpu_s = 0;
   double wall_s = 0;
+  long sleeps = 0;
 };
 
 /// Starts at construction; stop() returns the span since.
@@ -32,6 +35,7 @@ class Stopwatch {
 
  private:
   double cpu0_, wall0_;
+  long sleeps0_;
 };
 
 /// Voluntary context switches of the calling thread so far (RUSAGE_THREAD ru_nvcsw): each

@@ -10,7 +10,8 @@ C++ peers: call_soon chains, call_soon_threadsafe from another thread answered t
 semaphore (threading.Semaphore: a lock and a condition in CPython, where the C++ peers use
 a POSIX sem_t), call_later(1 s) then cancel(), run_in_executor on a ThreadPoolExecutor of 4
 threads with the completion as a done-callback, and an echo over two protocols (client and
-server) on the loop. CPU is time.process_time() (CLOCK_PROCESS_CPUTIME_ID, every thread).
+server) on the loop. CPU is time.process_time() (CLOCK_PROCESS_CPUTIME_ID, every thread);
+sleeps are RUSAGE_SELF's voluntary context switches (every thread).
 
   loop_peer.py --loop asyncio|uvloop [--ops N] [--rounds R] [--only WORKLOAD] [--json PATH]
   loop_peer.py --check PATH
@@ -44,14 +45,22 @@ def ops_for(workload: str, ops: int) -> int:
     return ops if workload in ("call_soon_chain", "cancelled_timer") else max(1, ops // 10)
 
 
+def process_sleeps() -> int:
+    """Every thread's voluntary context switches so far (RUSAGE_SELF ru_nvcsw)."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_nvcsw
+
+
 class Span:
-    """CPU (the whole process) and wall seconds from construction to stop()."""
+    """CPU (the whole process) and wall seconds, and the process's sleeps, from construction
+    to stop()."""
 
     def __init__(self):
         self.cpu0, self.wall0 = time.process_time(), time.monotonic()
+        self.sleeps0 = process_sleeps()
 
-    def stop(self) -> tuple[float, float]:
-        return time.process_time() - self.cpu0, time.monotonic() - self.wall0
+    def stop(self) -> tuple[float, float, int]:
+        return (time.process_time() - self.cpu0, time.monotonic() - self.wall0,
+                process_sleeps() - self.sleeps0)
 
 
 def thread_sleeps() -> int:
@@ -229,17 +238,19 @@ def measure(args) -> dict:
         run[w](max(1, ops_for(w, args.ops) // 10))
     cpu = {w: [] for w in chosen}
     wall = {w: [] for w in chosen}
+    sleeps = {w: [] for w in chosen}
     for _ in range(args.rounds):
         for w in chosen:
             n = ops_for(w, args.ops)
-            c, t = run[w](n)
+            c, t, z = run[w](n)
             cpu[w].append(c * 1e6 / n)
             wall[w].append(t * 1e6 / n)
+            sleeps[w].append(z / n)
     results = []
     for w in chosen:
         r = {"loop": args.loop, "workload": w, "ops": ops_for(w, args.ops),
              "rounds": args.rounds, "cpu_us_per_op": figure(cpu[w]),
-             "wall_us_per_op": figure(wall[w])}
+             "wall_us_per_op": figure(wall[w]), "sleeps_per_op": figure(sleeps[w])}
         if w == "cancelled_timer":
             r["timers_fired"] = 0   # a cancelled timer that fires ends the program at once
             r["wake_check_sleeps"] = wake_check(loop)
@@ -279,6 +290,8 @@ def problems(doc) -> list[str]:
             out.append(f"{w}: rounds is not {rounds}")
         if not is_figure(r.get("cpu_us_per_op")):
             out.append(f"{w}: cpu_us_per_op is not an ordered median, min, max")
+        if not is_figure(r.get("sleeps_per_op")):
+            out.append(f"{w}: sleeps_per_op is not an ordered median, min, max")
         if not is_figure(r.get("wall_us_per_op")) or r["wall_us_per_op"]["min"] <= 0:
             out.append(f"{w}: wall_us_per_op is not an ordered, positive median, min, max")
         if w == "cancelled_timer":
