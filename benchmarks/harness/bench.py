@@ -12,12 +12,15 @@ Role: the command line over the harness's modules.
   bench.py records --mode quick|full --build-dir DIR [--only NAME] [--out DIR]
       the probes that write one JSON report each (records.TOOLS: sb-litmus, herd-probe,
       ...) to OUT/<chapter>/<name>.{json,csv}
+  bench.py loop-peers --mode quick|full --build-dir DIR [--ops N] [--rounds R] [--out DIR]
+      the event-loop peers (libuv, Boost.Asio, asyncio, uvloop) on chapter 04's five loop
+      workloads, rotated round by round, to OUT/04-turn-shape/loop-peers.{json,csv}
   bench.py profile --mode quick|full --build-dir DIR [--out DIR]
       the loop thread's perf samples per request by category (inline, elastic-1, ring-1 at
       256 connections) to OUT/03-lost-wakes/loop-profile.{json,csv}; needs perf
   bench.py all --mode quick|full --build-dir DIR [--out DIR] [--strict]
       every benchmarks/specs/*.toml that says in_all (the default), then the probe, the
-      micro-benchmarks, the records and the profile; parts not built (and the profile
+      micro-benchmarks, the records, the loop peers and the profile; parts not built (and the profile
       where perf is missing or refused) are listed as not measured
   bench.py verify SPEC.toml [--out DIR]
       re-read a spec's written results and check that they are whole
@@ -46,6 +49,7 @@ sys.path.insert(0, HERE)
 
 import micro  # noqa: E402
 import probe  # noqa: E402
+import loop_peers  # noqa: E402
 import loop_profile  # noqa: E402
 import records  # noqa: E402
 import report  # noqa: E402
@@ -223,6 +227,27 @@ def cmd_records(args) -> int:
     return 1 if failures or (missing and args.only is not None) else 0
 
 
+def run_loop_peers(args) -> tuple[list[str], list[str]]:
+    """Every event-loop peer that can run here: (not measured, failures)."""
+    extra = []
+    for flag in ("ops", "rounds"):
+        if getattr(args, flag, None) is not None:
+            extra += [f"--{flag}", str(getattr(args, flag))]
+    return loop_peers.run_loop_peers(
+        build_dir=args.build_dir, out_dir=args.out, repo_root=REPO_ROOT, mode=args.mode,
+        argv=args.argv, reproduce_argv=sub_reproduce_argv("loop-peers", args) + extra,
+        ops=getattr(args, "ops", None), rounds=getattr(args, "rounds", None))
+
+
+def cmd_loop_peers(args) -> int:
+    missing, failures = run_loop_peers(args)
+    for f in failures:
+        print(f"bench loop-peers: {f}", file=sys.stderr)
+    for m in missing:
+        print(f"bench loop-peers: not measured: {m}", file=sys.stderr)
+    return 1 if failures else 0
+
+
 def cmd_profile(args) -> int:
     try:
         loop_profile.run_profile(build_dir=args.build_dir, out_dir=args.out, repo_root=REPO_ROOT,
@@ -297,6 +322,12 @@ def cmd_all(args) -> int:
         print(f"bench all: records: {f}", file=sys.stderr)
     if failures or (missing and args.strict):
         status = 1
+    missing, failures = run_loop_peers(args)
+    skipped += [f"loop-peers {m}" for m in missing]
+    for f in failures:
+        print(f"bench all: loop-peers: {f}", file=sys.stderr)
+    if failures or (missing and args.strict):
+        status = 1
     why = loop_profile.missing_parts(args.build_dir, REPO_ROOT)
     if why:
         skipped.append(f"profile: {why}")
@@ -363,6 +394,13 @@ def main(argv: list[str]) -> int:
     p.add_argument("--only", metavar="NAME", help="run only this registered tool")
     p.set_defaults(func=cmd_records)
 
+    p = sub.add_parser("loop-peers", help="run the event-loop peers on chapter 04's loop workloads")
+    p.add_argument("--mode", choices=specfile.MODES, required=True)
+    common(p)
+    p.add_argument("--ops", type=int, help="override the mode's operations per round")
+    p.add_argument("--rounds", type=int, help="override the mode's rounds")
+    p.set_defaults(func=cmd_loop_peers)
+
     p = sub.add_parser("profile", help="sample the loop thread with perf, by category per request")
     p.add_argument("--mode", choices=specfile.MODES, required=True)
     common(p)
@@ -380,7 +418,8 @@ def main(argv: list[str]) -> int:
     common(p, need_build=False)
     p.set_defaults(func=cmd_verify)
 
-    for p in (sub.choices[c] for c in ("run", "probe", "micro", "records", "profile", "all")):
+    for p in (sub.choices[c] for c in ("run", "probe", "micro", "records", "loop-peers", "profile",
+                                           "all")):
         p.add_argument("--allow-dirty", action="store_true",
                        help="let a full-mode run measure a tree with uncommitted changes "
                             "(the results record git_dirty = true)")

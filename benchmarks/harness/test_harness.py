@@ -36,6 +36,7 @@ import bench  # noqa: E402
 import clients  # noqa: E402
 import records  # noqa: E402
 import procfs  # noqa: E402
+import loop_peers  # noqa: E402
 import loop_profile  # noqa: E402  (the harness's perf profile of the loop)
 import report  # noqa: E402
 import servers  # noqa: E402
@@ -880,6 +881,48 @@ class Reproduce(unittest.TestCase):
         self.assertEqual(cmd, "/usr/bin/python3 benchmarks/harness/bench.py run "
                               "benchmarks/specs/x.toml --build-dir build/release "
                               "--out '/tmp/r s'")
+
+
+class LoopPeers(unittest.TestCase):
+    """The loop peers' runner: the rotation, the merge over rounds, the peers not built."""
+
+    def test_each_round_starts_one_peer_later(self):
+        peers = ["libuv", "asio", "asyncio"]
+        self.assertEqual([loop_peers.rotation(peers, i)[0] for i in range(4)],
+                         ["libuv", "asio", "asyncio", "libuv"])
+        self.assertEqual(loop_peers.rotation(peers, 1), ["asio", "asyncio", "libuv"])
+        self.assertEqual(loop_peers.rotation([], 3), [])
+
+    def test_merge_takes_median_min_max_over_rounds_per_loop_and_workload(self):
+        def one(loop, workload, cpu, sleeps=None):
+            r = {"loop": loop, "workload": workload, "ops": 10, "rounds": 1,
+                 "cpu_us_per_op": {"median": cpu, "min": cpu, "max": cpu},
+                 "wall_us_per_op": {"median": cpu * 2, "min": cpu * 2, "max": cpu * 2}}
+            if sleeps is not None:
+                r["wake_check_sleeps"] = sleeps
+            return r
+        merged = loop_peers.merge([
+            [one("libuv", "chain", 3.0), one("libuv", "timer", 1.0, sleeps=1),
+             one("libuv", "chain", 1.0), one("libuv", "timer", 2.0, sleeps=2),
+             one("libuv", "chain", 2.0), one("libuv", "timer", 9.0, sleeps=1)],
+            [one("asyncio", "chain", 5.0)]])
+        self.assertEqual([(m["loop"], m["workload"], m["rounds"]) for m in merged],
+                         [("libuv", "chain", 3), ("libuv", "timer", 3), ("asyncio", "chain", 1)])
+        self.assertEqual(merged[0]["cpu_us_per_op"], {"median": 2.0, "min": 1.0, "max": 3.0})
+        self.assertEqual(merged[0]["wall_us_per_op"], {"median": 4.0, "min": 2.0, "max": 6.0})
+        self.assertEqual(merged[1]["wake_check_sleeps_max"], 2)
+        self.assertNotIn("wake_check_sleeps_max", merged[0])
+
+    def test_a_peer_not_built_is_not_measured_and_nothing_is_written(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            peer = loop_peers.Peer("nothing", binary="no-such-peer")
+            missing, failures = loop_peers.run_loop_peers(
+                build_dir=tmp, out_dir=tmp, repo_root=tmp, mode="quick", argv=["bench.py"],
+                reproduce_argv=["bench.py"], peers=[peer], stream=io.StringIO())
+            self.assertEqual(failures, [])
+            self.assertEqual(len(missing), 1)
+            self.assertIn("no-such-peer not built", missing[0])
+            self.assertFalse(os.path.exists(os.path.join(tmp, "04-turn-shape", "loop-peers.json")))
 
 
 if __name__ == "__main__":

@@ -1,0 +1,197 @@
+// peers/loops/loop_peer: the C++ loop peers' shared driver, report and judge (chapter 04).
+// Role: runs a Peer's workloads round by round, writes the records contract's JSON, and
+// judges such a file (--check) the way loop_peer.py judges the Python peers' files.
+#include "loop_peer.h"
+
+#include <sys/resource.h>
+#include <time.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <iostream>
+#include <iterator>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "probe_report.h"
+
+namespace handoff::peers {
+
+namespace {
+
+using Json = handoff::probes::Json;
+
+struct Named {
+  Workload workload;
+  const char* name;
+};
+constexpr Named kWorkloads[] = {{Workload::call_soon_chain, "call_soon_chain"},
+                                {Workload::threadsafe_ping_pong, "threadsafe_ping_pong"},
+                                {Workload::cancelled_timer, "cancelled_timer"},
+                                {Workload::executor_round_trip, "executor_round_trip"},
+                                {Workload::tcp_echo, "tcp_echo"}};
+
+double clock_s(clockid_t id) {
+  timespec ts{};
+  ::clock_gettime(id, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+}
+
+long process_sleeps() {
+  rusage ru{};
+  ::getrusage(RUSAGE_SELF, &ru);
+  return ru.ru_nvcsw;
+}
+
+bool is_figure(const Json& f) {
+  if (!f.is_object() || !f.contains("median") || !f.contains("min") || !f.contains("max")) return false;
+  if (!f["median"].is_number() || !f["min"].is_number() || !f["max"].is_number()) return false;
+  const double lo = f["min"], mid = f["median"], hi = f["max"];
+  return lo >= 0 && lo <= mid && mid <= hi;
+}
+
+// The judge: every workload once, for one loop, with the counts --ops asked for, figures
+// over rounds that are ordered, the wall spans not empty, no cancelled timer fired, and the
+// wake check's loop asleep at least once (for its live timer). How often it slept beyond
+// that is reported, never asserted.
+int check_file(const char* tool, const std::string& path) {
+  const auto doc = probes::read_json(path, tool);
+  if (!doc) return 1;
+  std::vector<std::string> problems;
+  const Json& d = *doc;
+  if (!d.is_object() || !d.contains("settings") || !d["settings"].contains("ops") || !d.contains("results") ||
+      !d["results"].is_array() || !d.contains("machine") || !d.contains("tool")) {
+    std::fprintf(stderr, "%s --check: %s lacks tool, machine, settings.ops or results\n", tool, path.c_str());
+    return 1;
+  }
+  const int ops = d["settings"]["ops"];
+  const int rounds = d["settings"]["rounds"];
+  std::string loop;
+  for (const Named& w : kWorkloads) {
+    int seen = 0;
+    for (const Json& r : d["results"]) {
+      if (r.value("workload", "") != w.name) continue;
+      ++seen;
+      const std::string where = std::string(w.name);
+      if (loop.empty()) loop = r.value("loop", "");
+      if (r.value("loop", "") != loop || loop.empty()) problems.push_back(where + ": another loop's name, or none");
+      if (r.value("ops", -1) != ops_for(w.workload, ops))
+        problems.push_back(where + ": ops is not " + std::to_string(ops_for(w.workload, ops)));
+      if (r.value("rounds", -1) != rounds) problems.push_back(where + ": rounds is not " + std::to_string(rounds));
+      if (!r.contains("cpu_us_per_op") || !is_figure(r["cpu_us_per_op"]))
+        problems.push_back(where + ": cpu_us_per_op is not an ordered median, min, max");
+      if (!r.contains("sleeps_per_op") || !is_figure(r["sleeps_per_op"]))
+        problems.push_back(where + ": sleeps_per_op is not an ordered median, min, max");
+      if (!r.contains("wall_us_per_op") || !is_figure(r["wall_us_per_op"]) || r["wall_us_per_op"]["min"] <= 0)
+        problems.push_back(where + ": wall_us_per_op is not an ordered, positive median, min, max");
+      if (w.workload == Workload::cancelled_timer) {
+        if (r.value("timers_fired", -1) != 0) problems.push_back(where + ": a cancelled timer fired");
+        if (r.value("wake_check_sleeps", 0) < 1)
+          problems.push_back(where + ": the wake check's loop never slept (its live timer was not waited for)");
+      }
+    }
+    if (seen != 1) problems.push_back(std::string(w.name) + ": " + std::to_string(seen) + " results, not 1");
+  }
+  for (const std::string& p : problems) std::fprintf(stderr, "%s --check: %s\n", tool, p.c_str());
+  if (!problems.empty()) return 1;
+  std::printf("%s --check: %s lists every workload for %s\n", tool, path.c_str(), loop.c_str());
+  return 0;
+}
+
+}  // namespace
+
+int ops_for(Workload w, int ops) {
+  switch (w) {
+    case Workload::call_soon_chain:
+    case Workload::cancelled_timer:
+      return ops;
+    default:
+      return std::max(1, ops / 10);
+  }
+}
+
+Stopwatch::Stopwatch()
+    : cpu0_(clock_s(CLOCK_PROCESS_CPUTIME_ID)), wall0_(clock_s(CLOCK_MONOTONIC)), sleeps0_(process_sleeps()) {}
+
+Span Stopwatch::stop() const {
+  return Span{clock_s(CLOCK_PROCESS_CPUTIME_ID) - cpu0_, clock_s(CLOCK_MONOTONIC) - wall0_,
+              process_sleeps() - sleeps0_};
+}
+
+long thread_sleeps() {
+  rusage ru{};
+  ::getrusage(RUSAGE_THREAD, &ru);
+  return ru.ru_nvcsw;
+}
+
+int peer_main(int argc, char** argv, const Peer& peer) {
+  CLI::App app{std::string(peer.tool) + ": the five loop workloads (benchmarks/peers/loops/README.md) on " + peer.loop};
+  int ops = 100'000;
+  int rounds = 5;
+  std::string only;
+  std::string json_path;
+  std::string check_path;
+  app.add_option("--ops", ops, "Operations per round: the chain and the timers; a tenth for the others")
+      ->check(CLI::Range(10, 100'000'000));
+  app.add_option("--rounds", rounds, "Rounds; each figure is the median, min and max over them")
+      ->check(CLI::Range(1, 1000));
+  app.add_option("--only", only, "Run one workload (a partial report, which --check rejects)");
+  app.add_option("--json", json_path, "Write the JSON report to this file (default: stdout)");
+  app.add_option("--check", check_path, "Instead of measuring, judge FILE written by this tool");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  }
+  if (!check_path.empty()) return check_file(peer.tool, check_path);
+
+  std::vector<const Named*> chosen;
+  for (const Named& w : kWorkloads) {
+    if (only.empty() || only == w.name) chosen.push_back(&w);
+  }
+  if (chosen.empty()) {
+    std::fprintf(stderr, "%s: no workload named %s\n", peer.tool, only.c_str());
+    return 2;
+  }
+  // Warm-up: each workload once at a tenth of its count, unmeasured (threads, pools,
+  // allocator caches and the listening socket's first use).
+  for (const Named* w : chosen) peer.run(w->workload, std::max(1, ops_for(w->workload, ops) / 10));
+
+  std::vector<std::vector<double>> cpu(chosen.size()), wall(chosen.size()), sleeps(chosen.size());
+  for (int round = 0; round < rounds; ++round) {
+    for (std::size_t i = 0; i < chosen.size(); ++i) {
+      const int n = ops_for(chosen[i]->workload, ops);
+      const Span s = peer.run(chosen[i]->workload, n);
+      cpu[i].push_back(s.cpu_s * 1e6 / n);
+      wall[i].push_back(s.wall_s * 1e6 / n);
+      sleeps[i].push_back(static_cast<double>(s.sleeps) / n);
+    }
+  }
+  Json results = Json::array();
+  for (std::size_t i = 0; i < chosen.size(); ++i) {
+    Json r{{"loop", peer.loop},
+           {"workload", chosen[i]->name},
+           {"ops", ops_for(chosen[i]->workload, ops)},
+           {"rounds", rounds},
+           {"cpu_us_per_op", probes::median_min_max(cpu[i])},
+           {"wall_us_per_op", probes::median_min_max(wall[i])},
+           {"sleeps_per_op", probes::median_min_max(sleeps[i])}};
+    if (chosen[i]->workload == Workload::cancelled_timer) {
+      r["timers_fired"] = 0;  // every program ends at once on a cancelled timer that fires
+      r["wake_check_sleeps"] = peer.wake_check();
+    }
+    results.push_back(r);
+  }
+  const Json doc{{"tool", peer.tool},
+                 {"machine", probes::machine()},
+                 {"settings", {{"ops", ops}, {"rounds", rounds}}},
+                 {"results", results}};
+  if (json_path.empty()) {
+    std::cout << doc.dump(2) << '\n';
+    return 0;
+  }
+  return probes::write_json(json_path, doc, peer.tool) ? 0 : 1;
+}
+
+}  // namespace handoff::peers

@@ -1,0 +1,58 @@
+// peers/loops/loop_peer: what the C++ loop peers share: the five workloads' names and counts,
+// the measured span, the JSON report and its judge (chapter 04).
+// Role: one definition of the workloads' shape (README.md beside this file says it in words;
+// loop_peer.py is its Python twin), so that the libuv and Boost.Asio programs differ only in
+// how each workload is written for their loop.
+#pragma once
+
+#include <functional>
+#include <string>
+
+namespace handoff::peers {
+
+/// The five workloads, in the order every program runs them.
+enum class Workload { call_soon_chain, threadsafe_ping_pong, cancelled_timer, executor_round_trip, tcp_echo };
+
+/// Operations per round of a workload, from --ops N: N for the chain and the timers, N / 10
+/// (at least 1) for the three that cross a thread or a socket.
+int ops_for(Workload w, int ops);
+
+/// CPU and wall seconds of one measured section, and how often a thread slept in it. CPU is
+/// the whole process's (CLOCK_PROCESS_CPUTIME_ID: every thread, the loop's, the poster's,
+/// the pool's); sleeps are the process's voluntary context switches (RUSAGE_SELF ru_nvcsw,
+/// every thread).
+struct Span {
+  double cpu_s = 0;
+  double wall_s = 0;
+  long sleeps = 0;
+};
+
+/// Starts at construction; stop() returns the span since.
+class Stopwatch {
+ public:
+  Stopwatch();
+  Span stop() const;
+
+ private:
+  double cpu0_, wall0_;
+  long sleeps0_;
+};
+
+/// Voluntary context switches of the calling thread so far (RUSAGE_THREAD ru_nvcsw): each
+/// time it slept in the kernel.
+long thread_sleeps();
+
+/// One program: its tool name, its loop's name, one round of a workload with `ops`
+/// operations (the measured span), and the wake check (README.md): the loop thread's sleeps
+/// over a run with 100 cancelled timers 20 ms out and one live timer 60 ms out.
+struct Peer {
+  const char* tool;
+  const char* loop;
+  std::function<Span(Workload, int ops)> run;
+  std::function<long()> wake_check;
+};
+
+/// The program's main: --ops N --rounds R [--json PATH], or --check PATH.
+int peer_main(int argc, char** argv, const Peer& peer);
+
+}  // namespace handoff::peers
