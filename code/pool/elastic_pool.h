@@ -28,8 +28,9 @@ struct ElasticPoolOptions {
   /// so an idle loop still runs its age check.
   int pending_wait_ms = 1;
 
-  /// FOR TESTS ONLY. false: the loop runs no age check (and its wait is not capped): the
-  /// negative control that shows a job behind busy threads waiting for one of them.
+  /// false: rule 3 off, the loop runs no age check and its wait is not capped
+  /// (`--pool-age-us 0`): the arm that prices rule 3, and the negative control that shows a
+  /// job behind busy threads waiting for one of them.
   bool age_check = true;
   /// FOR TESTS ONLY. false: submit wakes nobody, even into an all-parked lane, so that only
   /// the age check can start a thread (the forced situation its test needs).

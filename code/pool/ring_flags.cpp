@@ -51,12 +51,18 @@ void add_wake_flag(CLI::App& app, RingChoice& c) {
                  "--pool-dgram-poll-us and --loop-spin-us do not apply); env HANDOFF_POOL_WAKE")
       ->check(CLI::IsMember(kWakePolicies))
       ->capture_default_str();
+  app.add_option("--pool-age-us", c.age_us,
+                 "elastic only: the loop wakes a parked thread when jobs have waited in a ring whose pops stood "
+                 "still this long (rule 3, the age check); 0 switches rule 3 off; env HANDOFF_POOL_AGE_US")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
 }
 
 PoolFactory ring_pool_factory(RingChoice c) {
   c.ring = config::env_override("HANDOFF_POOL_RING", c.ring);
   for (auto [env, value] :
-       {std::pair{"HANDOFF_POOL_SPIN_US", &c.spin_us}, std::pair{"HANDOFF_LOOP_SPIN_US", &c.loop_spin_us}}) {
+       {std::pair{"HANDOFF_POOL_SPIN_US", &c.spin_us}, std::pair{"HANDOFF_LOOP_SPIN_US", &c.loop_spin_us},
+        std::pair{"HANDOFF_POOL_AGE_US", &c.age_us}}) {
     if (const char* v = std::getenv(env); v != nullptr && *v != '\0') *value = std::strtod(v, nullptr);
   }
   if (const char* v = std::getenv("HANDOFF_POOL_WAKE"); c.wake_flag && v != nullptr && *v != '\0') {
@@ -72,6 +78,8 @@ PoolFactory ring_pool_factory(RingChoice c) {
     ElasticPoolOptions elastic;
     elastic.spin.spin_ns = static_cast<std::int64_t>(c.spin_us * 1000.0);
     elastic.spin.yield_after_ns = static_cast<std::int64_t>(c.yield_after_us * 1000.0);
+    elastic.age_ns = static_cast<std::int64_t>(c.age_us * 1000.0);
+    elastic.age_check = c.age_us > 0;
     return [elastic](const PoolConfig& config) { return std::make_unique<ElasticPool>(config, elastic); };
   }
   RingPoolOptions options;

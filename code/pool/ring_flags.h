@@ -20,9 +20,10 @@ struct RingChoice {
   double yield_after_us = 2.0;   ///< --pool-yield-after-us
   double dgram_poll_us = 100.0;  ///< --pool-dgram-poll-us
   double loop_spin_us = 0.0;     ///< --loop-spin-us, env HANDOFF_LOOP_SPIN_US (0: off)
+  double age_us = 200.0;         ///< --pool-age-us (elastic only; 0: rule 3 off), env HANDOFF_POOL_AGE_US
   /// --pool-wake (chapter 03), env HANDOFF_POOL_WAKE: "shared" is chapter 02's RingPool as
-  /// it ships, "chained" the same with the chained wake, "elastic" the ElasticPool. A stage without the flag keeps "shared" and does
-  /// not read the environment variable.
+  /// it ships, "chained" the same with the chained wake, "elastic" the ElasticPool. A stage without the flag keeps
+  /// "shared" and does not read the environment variable.
   std::string wake = "shared";
   bool wake_flag = false;  ///< set by add_wake_flag(): this stage reads HANDOFF_POOL_WAKE
 };
