@@ -130,3 +130,26 @@ TEST_CASE("stage 03: --pool-wake shared is chapter 02's pool, which has no age c
   REQUIRE(slow2.read_response(3000ms));
   CHECK(loop_counters(stage.port())["age_wakes"].get<std::uint64_t>() == 0);
 }
+
+TEST_CASE("stage 03: --pool-age-us 0 switches rule 3 off, so a fast request behind two slow ones waits",
+          "[stage][ch03]") {
+  // The same shape as the test above, with rule 3 off: the fast request finds two threads busy
+  // and two parked, submit wakes nobody (rule 2), and nothing else will: it waits until a
+  // slow request's thread comes back (the 500 ms sleeps below), and the loop counts no age wake.
+  auto args = wake_args("elastic", 4);
+  args.insert(args.end(), {"--pool-age-us", "0"});
+  StageProcess stage(HANDOFF_STAGE_BINARY, args);
+  Client slow1(stage.port()), slow2(stage.port()), fast(stage.port());
+  slow1.send(get("/sleep?ms=500"));
+  slow2.send(get("/sleep?ms=500"));
+  std::this_thread::sleep_for(150ms);
+  const auto start = Clock::now();
+  fast.send(get("/sleep?ms=0"));
+  auto r = fast.read_response(3000ms);
+  const auto took = Clock::now() - start;
+  REQUIRE(r);
+  CHECK(took >= 250ms);  // it waited for a slow one (about 350 ms here), not for T
+  REQUIRE(slow1.read_response(3000ms));
+  REQUIRE(slow2.read_response(3000ms));
+  CHECK(loop_counters(stage.port())["age_wakes"].get<std::uint64_t>() == 0);
+}
