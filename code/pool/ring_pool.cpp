@@ -340,7 +340,6 @@ bool RingPool::Core::run(stats::ThreadStats& stats, HandlerSlot& slot, Job* job)
   return outcome != RunOutcome::thread_abandoned;
 }
 
-
 // [ring.stop]
 std::size_t RingPool::stop(std::int64_t deadline_ns) {
   if (stopped_ || threads_.empty()) {
