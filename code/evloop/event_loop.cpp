@@ -125,7 +125,8 @@ void EventLoop::update_fd(int fd) {
 void EventLoop::run_forever() { run_until(nullptr); }
 
 // [evloop.run]
-void EventLoop::run_until(const std::function<bool()>& done) {
+template <class Body>
+void EventLoop::run_guarded(Body body) {
   if (running_) throw std::logic_error("EventLoop: already running");
   running_ = true;
   struct Reset {
@@ -134,16 +135,34 @@ void EventLoop::run_until(const std::function<bool()>& done) {
       loop.running_ = false;
       loop.stopping_ = false;  // asyncio's run_forever: finally: self._stopping = False
       loop.todo_ = 0;
+      loop.max_wait_ms_ = -1;
     }
   } reset{*this};
-  for (;;) {
-    if (options_.turn == TurnShape::generation) {
-      turn_generation();
-    } else {
-      turn_drain();
+  body();
+}
+
+void EventLoop::run_until(const std::function<bool()>& done) {
+  run_guarded([&] {
+    for (;;) {
+      turn();
+      if (stopping_) return;  // asyncio's run_forever: _run_once(), then break if _stopping
+      if (done && done()) return;
     }
-    if (stopping_) return;  // asyncio's run_forever: _run_once(), then break if _stopping
-    if (done && done()) return;
+  });
+}
+
+void EventLoop::run_once(int max_wait_ms) {
+  run_guarded([&] {
+    max_wait_ms_ = max_wait_ms;
+    turn();
+  });
+}
+
+void EventLoop::turn() {
+  if (options_.turn == TurnShape::generation) {
+    turn_generation();
+  } else {
+    turn_drain();
   }
 }
 
@@ -199,6 +218,11 @@ void EventLoop::run_budget() {
 // [evloop.poll]
 void EventLoop::poll_and_collect() {
   int timeout = wait_timeout_ms();
+  const auto cap = [&timeout](int limit) {
+    if (limit >= 0 && (timeout < 0 || limit < timeout)) timeout = limit;
+  };
+  cap(max_wait_ms_);
+  if (hooks_ != nullptr) cap(hooks_->before_poll());
   if (timeout != 0 && !park_allowed()) timeout = 0;
   const int n = reactor_.poll(timeout);
   if (timeout != 0) {
@@ -208,6 +232,7 @@ void EventLoop::poll_and_collect() {
   } else {
     ++counts_.nonblocking_polls;
   }
+  if (hooks_ != nullptr) hooks_->after_poll(timeout);
   timers_.pop_due(to_ns(Clock::now()), due_);
   for (auto& h : due_) ready_.push_local(std::move(h));
   due_.clear();

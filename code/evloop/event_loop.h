@@ -46,6 +46,21 @@ struct EventLoopOptions {
   std::function<void()> between_park_steps;
 };
 
+/// Work that shares the loop's thread and its poll without being a callback, as libuv's
+/// prepare and check handles do: a handler pool's completion channel (pool::HandlerPool's
+/// ready_to_wait/after_wait), a server's sweep timer and date. Called on the loop thread.
+class PollHooks {
+ public:
+  /// Before every poll of a turn: the longest the poll may wait, in milliseconds (0: it
+  /// must not block; -1: no cap from this side).
+  virtual int before_poll() = 0;
+  /// After every poll, whatever ended it; `timeout_ms` is the wait the poll was allowed.
+  virtual void after_poll(int timeout_ms) = 0;
+
+ protected:
+  ~PollHooks() = default;
+};
+
 /// What a loop did, for tests and the harness (loop thread; read when no run is active).
 struct EventLoopCounts {
   std::uint64_t turns = 0;
@@ -100,6 +115,17 @@ class EventLoop {
   void run_until(const std::function<bool()>& done);
   /// End the run at the end of the current turn (before a run: after its first turn).
   void stop();
+  /// Run exactly one turn of the loop's shape, its poll waiting at most `max_wait_ms` (-1:
+  /// as long as the loop's own timers allow). For a driver that owns the loop's thread and
+  /// decides itself when to end (the server's worker); stop() has no effect on it.
+  void run_once(int max_wait_ms = -1);
+
+  /// Ask `hooks` before and tell it after every poll (null: nobody). Loop thread, not
+  /// during a run.
+  void set_poll_hooks(PollHooks* hooks) noexcept { hooks_ = hooks; }
+  /// The reactor the loop polls: descriptors whose handlers must run inside the poll's
+  /// dispatch (not as callbacks) register here, as the server's connections do.
+  loop::Reactor& reactor() noexcept { return reactor_; }
 
   TurnShape turn_shape() const noexcept { return options_.turn; }
   const EventLoopCounts& counts() const noexcept { return counts_; }
@@ -108,6 +134,9 @@ class EventLoop {
  private:
   struct FdWatch;
   struct WakeReader;
+  template <class Body>
+  void run_guarded(Body body);
+  void turn();
   void turn_generation();
   void turn_drain();
   void poll_and_collect();
@@ -130,6 +159,8 @@ class EventLoop {
   std::unordered_map<int, std::unique_ptr<FdWatch>> watches_;
   std::unique_ptr<WakeReader> wake_handler_;
   EventLoopCounts counts_;
+  PollHooks* hooks_ = nullptr;
+  int max_wait_ms_ = -1;  // run_once's cap on the poll's wait
   std::size_t todo_ = 0;  // callbacks left to run in the current batch
   bool running_ = false;
   bool stopping_ = false;

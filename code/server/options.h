@@ -4,10 +4,12 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include <CLI/CLI.hpp>
 
+#include "evloop/event_loop.h"
 #include "http/request_parser.h"
 
 namespace handoff::server {
@@ -27,6 +29,10 @@ struct ServerOptions {
   int drain_timeout_ms = 10'000;   ///< graceful shutdown waits at most this for in-flight work
   int max_pipeline = 64;           ///< requests in flight per connection before reading pauses
   bool pool_all_routes = false;    ///< pool mode: routes that never block go to the pool too
+  /// Set (chapter 04 on): each worker's loop is an evloop::EventLoop with these options, so
+  /// callbacks, timers and coroutines run on it beside the connections. Unset: the plain
+  /// reactor loop of chapters 01-03.
+  std::optional<evloop::EventLoopOptions> event_loop;
 };
 
 /// Add the core flags to `app`, writing into `options`.

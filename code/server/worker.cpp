@@ -59,6 +59,8 @@ Worker::Worker(const ServerOptions& options, int index, const app::Router& route
       router_(router),
       loop_stats_(registry.add("loop-" + std::to_string(index), "loop")),
       registry_(registry),
+      event_loop_(options.event_loop ? std::make_unique<evloop::EventLoop>(*options.event_loop) : nullptr),
+      reactor_(event_loop_ ? event_loop_->reactor() : own_reactor_.emplace()),
       pool_(std::move(pool)),
       listener_(std::move(listener)),
       stop_fd_(::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)),
@@ -89,23 +91,37 @@ void Worker::run() {
 
 bool Worker::run_turn(int max_wait_ms) {
   if (draining_ && connections_.empty()) return false;
-  int timeout = std::min(wait_timeout_ms(), max_wait_ms);
+  if (event_loop_) {
+    event_loop_->run_once(max_wait_ms);  // calls before_poll() and after_poll() around its poll
+    return true;
+  }
+  const int timeout = std::min(before_poll(), max_wait_ms);
+  reactor_.poll(timeout);
+  after_poll(timeout);
+  return true;
+}
+
+int Worker::before_poll() {
+  int timeout = wait_timeout_ms();
   if (pool_ && !pool_->ready_to_wait()) timeout = 0;
   if (pool_) timeout = std::min(timeout, pool_->max_wait_ms());
-  loop_stats_.add(timeout == 0 ? stats::Counter::loop_polls : stats::Counter::loop_waits);
+  return timeout;
+}
+
+void Worker::after_poll(int timeout_ms) {
+  loop_stats_.add(timeout_ms == 0 ? stats::Counter::loop_polls : stats::Counter::loop_waits);
   loop_stats_.add(stats::Counter::syscalls);  // the epoll_wait
-  reactor_.poll(timeout);
   date_.refresh();
   if (pool_) pool_->after_wait();
   const std::int64_t now = clock_();
   if (now >= next_sweep_ns_) sweep(now);
   closed_.clear();
-  return true;
 }
 // [worker.run]
 
 void Worker::start_loop() {
   loop_stats_.attach_current_thread();
+  if (event_loop_) event_loop_->set_poll_hooks(this);
   next_sweep_ns_ = clock_() + sweep_interval_ns_;
   if (listener_.fd() >= 0) reactor_.add(listener_.fd(), EPOLLIN, &accept_cb_);
   reactor_.add(stop_fd_.get(), EPOLLIN, &stop_cb_);

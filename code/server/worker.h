@@ -9,12 +9,14 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string_view>
 #include <unordered_map>
 #include <vector>
 
 #include "app/router.h"
+#include "evloop/event_loop.h"
 #include "http/date_cache.h"
 #include "loop/reactor.h"
 #include "net/listener.h"
@@ -25,7 +27,7 @@
 
 namespace handoff::server {
 
-class Worker final : public pool::FrameSink {
+class Worker final : public pool::FrameSink, evloop::PollHooks {
  public:
   /// `pool` may be null when options.dispatch is inline. The listener is already open, or
   /// closed (`net::Listener{}`) for a worker fed only through adopt().
@@ -59,6 +61,8 @@ class Worker final : public pool::FrameSink {
   // For connections (loop thread only).
   const ServerOptions& options() const noexcept { return options_; }
   loop::Reactor& reactor() noexcept { return reactor_; }
+  /// The worker's callback loop (null before chapter 04: options().event_loop unset).
+  evloop::EventLoop* event_loop() noexcept { return event_loop_.get(); }
   std::string_view date() const noexcept { return date_.get(); }
   /// The clock, read now: a deadline computed from a time read before the last wait
   /// would be short by however long that wait lasted.
@@ -85,6 +89,9 @@ class Worker final : public pool::FrameSink {
   void on_stop_requested();
   void sweep(std::int64_t now);
   int wait_timeout_ms() const;
+  // One turn's two ends, shared by the plain loop and the EventLoop (whose poll calls them).
+  int before_poll() override;
+  void after_poll(int timeout_ms) override;
   void run_inline(Connection& conn, std::uint64_t seq, const http::Request& request, const http::Handler& handler);
 
   const ServerOptions& options_;
@@ -92,8 +99,11 @@ class Worker final : public pool::FrameSink {
   stats::ThreadStats& loop_stats_;
   stats::Registry& registry_;
   // Declared before the pool, so destroyed after it: the pool's destructor stops its
-  // threads and removes its descriptors from this reactor, which must still exist.
-  loop::Reactor reactor_;
+  // threads and removes its descriptors from this reactor, which must still exist. The
+  // reactor is the callback loop's when there is one, else the worker's own.
+  std::unique_ptr<evloop::EventLoop> event_loop_;
+  std::optional<loop::Reactor> own_reactor_;
+  loop::Reactor& reactor_;
   std::unique_ptr<pool::HandlerPool> pool_;
   net::Listener listener_;
   net::Fd stop_fd_;  // eventfd: request_stop() → the loop

@@ -1,0 +1,35 @@
+// chapters/04-turn-shape/stage.cpp: the composition root of stage 04.
+// Stage 03 with each worker's loop grown into a callback event loop (code/evloop): the
+// connections, the listener and the pool's completions are served as before, inside the
+// loop's poll, and callbacks, timers and thread-safe posts run on the same thread, one turn
+// shape or the other (`--turn generation|drain`, env HANDOFF_TURN).
+#include <CLI/CLI.hpp>
+
+#include "app/demo_routes.h"
+#include "evloop/loop_flags.h"
+#include "pool/ring_flags.h"
+#include "server/server.h"
+
+using namespace handoff;
+
+// [stage04.main]
+int main(int argc, char** argv) {
+  CLI::App cli{"handoff stage 04: the worker's loop is a callback event loop; --turn picks a turn's shape"};
+  server::ServerOptions options;
+  server::add_core_flags(cli, options);
+  pool::RingChoice ring;
+  pool::add_ring_flags(cli, ring);
+  pool::add_wake_flag(cli, ring);
+  evloop::EventLoopOptions loop;
+  evloop::add_loop_flags(cli, loop);
+  CLI11_PARSE(cli, argc, argv);
+  evloop::apply_loop_env(loop);
+  options.event_loop = loop;
+
+  stats::Registry registry;
+  app::Router router;
+  app::add_demo_routes(router, registry);
+  server::Server server(options, router, registry, pool::ring_pool_factory(ring));
+  return server::run_until_signal(server, registry);
+}
+// [stage04.main]

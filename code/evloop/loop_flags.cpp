@@ -1,0 +1,33 @@
+// evloop/loop_flags: the command-line switches of the worker's callback loop (chapter 04).
+#include "evloop/loop_flags.h"
+
+#include <cstdlib>
+#include <map>
+#include <string>
+
+namespace handoff::evloop {
+
+namespace {
+const std::map<std::string, TurnShape> kTurns{{"generation", TurnShape::generation}, {"drain", TurnShape::drain}};
+}  // namespace
+
+void add_loop_flags(CLI::App& app, EventLoopOptions& o) {
+  app.add_option("--turn", o.turn,
+                 "what one loop turn runs: generation (the callbacks ready when it began, then a poll) or drain "
+                 "(callbacks to quiescence in batches of 64, at most 1024, then a poll: seed 003's before); "
+                 "env HANDOFF_TURN")
+      ->transform(CLI::CheckedTransformer(kTurns, CLI::ignore_case))
+      ->default_str("generation");
+}
+
+void apply_loop_env(EventLoopOptions& o) {
+  const char* v = std::getenv("HANDOFF_TURN");
+  if (v == nullptr || *v == '\0') return;
+  const auto it = kTurns.find(v);
+  if (it == kTurns.end()) {
+    throw CLI::ValidationError("HANDOFF_TURN", "expected a --turn value, got '" + std::string(v) + "'");
+  }
+  o.turn = it->second;
+}
+
+}  // namespace handoff::evloop

@@ -1,0 +1,18 @@
+// evloop/loop_flags: the command-line switches of the worker's callback loop (chapter 04).
+// Role: give stage 04 on the `--turn generation|drain` switch (environment override
+// HANDOFF_TURN), so both turn shapes run from one binary in one session.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include "evloop/event_loop.h"
+
+namespace handoff::evloop {
+
+/// Add --turn generation|drain (default generation), writing into `options`.
+void add_loop_flags(CLI::App& app, EventLoopOptions& options);
+
+/// Apply the environment override HANDOFF_TURN (a --turn value) to `options`.
+void apply_loop_env(EventLoopOptions& options);
+
+}  // namespace handoff::evloop
