@@ -52,6 +52,7 @@ METRICS: dict[str, tuple[bool, str, str]] = {
     "loop_blocking_waits_per_req": (False, "loop epoll_waits allowed to block/request",
                                     "{:.3f}"),
     "loop_polls_per_req": (False, "loop zero-timeout epoll_waits/request", "{:.3f}"),
+    "loop_callbacks_per_req": (False, "callbacks the loop's event loop ran/request", "{:.3f}"),
     "handoff_syscalls_per_req": (False, "hand-off sends and receives (system calls)/request",
                                  "{:.2f}"),
     "loop_syscalls_per_req": (False, "loop system calls/request", "{:.2f}"),
@@ -65,8 +66,8 @@ CSV_METRICS = ("rps", "loop_us_per_req", "pool_us_per_req", "server_us_per_req",
                "server_sleeps_per_req", "parks_per_req", "wakes_sent_per_req",
                "spin_catches_per_req", "completion_pokes_per_req", "stolen_pokes_per_req",
                "chained_wakes_per_req", "age_wakes_per_req", "loop_blocking_waits_per_req",
-               "loop_polls_per_req", "handoff_syscalls_per_req", "loop_syscalls_per_req",
-               "pool_syscalls_per_req")
+               "loop_polls_per_req", "loop_callbacks_per_req", "handoff_syscalls_per_req",
+               "loop_syscalls_per_req", "pool_syscalls_per_req")
 
 # Counter metrics: metric -> (counters in /stats, summed; the role whose threads must
 # exist; whether only that role's threads are summed). The hand-off counters are summed
@@ -85,6 +86,8 @@ COUNTER_METRICS: dict[str, tuple[tuple[str, ...], str, bool]] = {
     "age_wakes_per_req": (("age_wakes",), "pool", False),
     "loop_blocking_waits_per_req": (("loop_waits",), "loop", True),
     "loop_polls_per_req": (("loop_polls",), "loop", True),
+    # Chapter 04's: callbacks run on a worker's event loop (0 on stages before it).
+    "loop_callbacks_per_req": (("loop_callbacks",), "loop", True),
     "handoff_syscalls_per_req": (("handoff_sends", "handoff_recvs"), "pool", False),
     "loop_syscalls_per_req": (("syscalls",), "loop", True),
     "pool_syscalls_per_req": (("syscalls",), "pool", True),

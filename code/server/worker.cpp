@@ -92,7 +92,9 @@ void Worker::run() {
 bool Worker::run_turn(int max_wait_ms) {
   if (draining_ && connections_.empty()) return false;
   if (event_loop_) {
+    const std::uint64_t ran = event_loop_->counts().callbacks_run;
     event_loop_->run_once(max_wait_ms);  // calls before_poll() and after_poll() around its poll
+    loop_stats_.add(stats::Counter::loop_callbacks, event_loop_->counts().callbacks_run - ran);
     return true;
   }
   const int timeout = std::min(before_poll(), max_wait_ms);

@@ -43,6 +43,8 @@ std::string_view counter_name(Counter c) noexcept {
       return "chained_wakes";
     case Counter::age_wakes:
       return "age_wakes";
+    case Counter::loop_callbacks:
+      return "loop_callbacks";
     case Counter::kCount:
       break;
   }

@@ -41,6 +41,8 @@ enum class Counter : std::size_t {
   chained_wakes,  ///< pokes a pool thread sent on after a pop that left work in the ring
   // chapter 03: the elastic pool
   age_wakes,  ///< wakes the loop sent because the job ring's pops stood still past T with jobs in it
+  // chapter 04: the callback loop
+  loop_callbacks,  ///< callbacks the worker's evloop::EventLoop ran (loop; 0 without one)
   kCount
 };
 std::string_view counter_name(Counter c) noexcept;
