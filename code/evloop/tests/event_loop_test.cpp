@@ -394,3 +394,50 @@ TEST_CASE("event loop: negative control, a loop that re-checks before raising it
   // The wait is bounded by the 1000 ms timer, so the lost wake shows as latency, not a hang.
   CHECK(post_in_park_window(EventLoopOptions::ParkOrder::recheck_then_announce) >= 800ms);
 }
+
+namespace {
+/// Poll hooks that record what the loop told them and cap the wait at `cap_ms`.
+struct RecordingHooks final : handoff::evloop::PollHooks {
+  int cap_ms = -1;
+  int before = 0;
+  std::vector<int> waits;  // the timeout each poll was allowed, as after_poll heard it
+  int before_poll() override {
+    ++before;
+    return cap_ms;
+  }
+  void after_poll(int timeout_ms) override { waits.push_back(timeout_ms); }
+};
+}  // namespace
+
+TEST_CASE("event loop: run_once runs one turn, its poll capped by the hooks and by its argument", "[evloop][ch04]") {
+  Watchdog dog(10s, "run_once");
+  EventLoop loop;
+  RecordingHooks hooks;
+  loop.set_poll_hooks(&hooks);
+  int ran = 0;
+  loop.call_soon([&] {
+    ++ran;
+    loop.call_soon([&] { ++ran; });  // the next generation: not this turn's
+  });
+  loop.run_once(50);
+  CHECK(ran == 1);
+  REQUIRE(hooks.waits.size() == 1);
+  CHECK(hooks.waits[0] == 0);  // a callback was ready: the poll only looked
+
+  loop.run_once(50);  // runs the second; its poll, with nothing ready, may wait
+  CHECK(ran == 2);
+  REQUIRE(hooks.waits.size() == 2);
+  CHECK(hooks.waits[1] == 0);  // the second callback was ready when this turn polled
+
+  hooks.cap_ms = 5;  // the hook's cap is lower than run_once's
+  loop.run_once(50);
+  REQUIRE(hooks.waits.size() == 3);
+  CHECK(hooks.waits[2] == 5);
+  hooks.cap_ms = -1;  // no cap from the hook: run_once's own
+  loop.run_once(7);
+  REQUIRE(hooks.waits.size() == 4);
+  CHECK(hooks.waits[3] == 7);
+  CHECK(hooks.before == 4);
+  // Nothing else ran: the timeouts above ended both waits.
+  CHECK(loop.counts().wait_timeouts == 2);
+}
