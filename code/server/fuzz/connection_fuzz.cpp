@@ -1,7 +1,7 @@
 // server/connection fuzz: one whole connection, its bytes, cuts, clock and client from the input (chapter 01).
 // Role: a libFuzzer target for the connection state machine (pipelining, bodies, limits,
-// timeouts, half-close, a client that stops reading, drain), inline and over both pools,
-// that checks what the client receives against what it sent.
+// timeouts, half-close, a client that stops reading, drain), inline (on the plain loop and
+// on stage 04's callback loop) and over both pools, that checks what the client receives against what it sent.
 //
 // A Worker is driven turn by turn through its seam (start_loop, adopt, run_turn with a
 // fake clock) with one end of a socketpair; the other end is the client. Every handler
@@ -172,11 +172,13 @@ class TalliedPool final : public pool::HandlerPool, public pool::FrameSink {
 struct Config {
   server::ServerOptions options;
   int pool_kind = 0;          // 0 inline, 1 RingPool, 2 DatagramPool (one thread)
+                              // inline with (a & 3) == 1: on an evloop::EventLoop (stage 04)
   bool small_sndbuf = false;  // the server's socket buffer at its minimum: writes back up
   std::size_t stride = 0;     // > 0: a cut after every `stride` bytes of the script
 
   Config(std::uint8_t a, std::uint8_t b, std::uint8_t c) {
     pool_kind = std::max(0, (a & 3) - 1);
+    if ((a & 3) == 1) options.event_loop = evloop::EventLoopOptions{};
     options.dispatch = pool_kind == 0 ? server::Dispatch::inline_on_loop : server::Dispatch::pool;
     options.blocking_threads = 1;
     options.pool_all_routes = (a & 4) != 0;
