@@ -45,9 +45,11 @@ void read_byte(int fd) {
   REQUIRE(::recv(fd, &got, 1, MSG_DONTWAIT) == 1);
 }
 
-void write_byte(int fd) {
+/// Makes the other end of the pair readable; false if the byte was not sent (no Catch2
+/// assertion here: one thread of the tests calls it off the test's thread).
+bool write_byte(int fd) {
   const char byte = 'x';
-  REQUIRE(::send(fd, &byte, 1, 0) == 1);
+  return ::send(fd, &byte, 1, 0) == 1;
 }
 
 constexpr long kChainCap = 10'000;
@@ -64,7 +66,7 @@ long chain_before_reader() {
     if (seen < 0 && chain < kChainCap) loop.call_soon(step);
   };
   loop.call_soon([&] {
-    write_byte(b.get());
+    REQUIRE(write_byte(b.get()));
     loop.add_reader(a.get(), [&] {
       read_byte(a.get());
       seen = chain;
@@ -107,7 +109,7 @@ TEST_CASE("turn: a reader the turn's own poll found readable runs in that turn, 
   TurnLoop loop(50ms);
   Log log;
   auto [a, b] = handoff::net::datagram_pair();
-  write_byte(b.get());
+  REQUIRE(write_byte(b.get()));
   loop.add_reader(a.get(), log.label("R", [&] {
     read_byte(a.get());
     loop.remove_reader(a.get());
@@ -151,12 +153,14 @@ TEST_CASE("turn: with nothing ready, the poll waits for a socket to become reada
     read_byte(a.get());
     loop.stop();
   }));
-  std::thread writer([fd = b.get()] {
+  bool sent = false;
+  std::thread writer([fd = b.get(), &sent] {
     std::this_thread::sleep_for(20ms);
-    write_byte(fd);
+    sent = write_byte(fd);
   });
-  log.run(loop);
+  log.run(loop);  // ends when R has run: after the write
   writer.join();
+  REQUIRE(sent);
   CHECK(log.text == "-- run 1\nR\n");
   CHECK(loop.blocking_polls() == 1);  // one wait, not a spin of polls that never wait
 }
