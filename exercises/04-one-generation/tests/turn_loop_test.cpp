@@ -91,7 +91,7 @@ TEST_CASE("turn: a self-rescheduling chain lets a socket that became readable ru
   CHECK(before == 1);
 }
 
-TEST_CASE("turn: one turn runs the callbacks queued when its poll returned; what they schedule waits",
+TEST_CASE("turn: one turn runs the callbacks queued when its poll returned, and what they schedule waits for the next",
           "[exercise][ch04]") {
   TurnLoop loop(50ms);
   Log log;
