@@ -51,6 +51,7 @@ class TurnLoop {
 
   /// Polls that were allowed to block (poll_step(true)), whether or not they waited.
   std::uint64_t blocking_polls() const noexcept { return blocking_polls_; }
+  /// Callbacks queued and not yet run.
   std::size_t ready() const noexcept { return ready_.size(); }
 
  private:
