@@ -2,6 +2,7 @@
 // with the loop's local count, straight into the running loop's hands (chapter 04).
 #include "evloop/post_queue.h"
 
+#include <iterator>
 #include <utility>
 
 namespace handoff::evloop {
@@ -10,6 +11,18 @@ void PostQueue::push(std::shared_ptr<HandleState> handle, const ReadyQueue& read
   std::lock_guard lock(mu_);
   // Read under the lock: marks never decrease in the queue's order (ReadyQueue's rule).
   posts_.push_back(Post{ready.local_count(), std::move(handle)});
+}
+
+void PostQueue::append(std::vector<Post>& batch) {
+  {
+    std::lock_guard lock(mu_);
+    if (posts_.empty()) {
+      posts_.swap(batch);
+    } else {
+      posts_.insert(posts_.end(), std::make_move_iterator(batch.begin()), std::make_move_iterator(batch.end()));
+    }
+  }
+  batch.clear();
 }
 
 void PostQueue::take(std::vector<Post>& out) {

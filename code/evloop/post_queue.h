@@ -19,6 +19,9 @@ class PostQueue {
  public:
   /// Any thread: queue `handle`, marked with `ready.local_count()` read under the lock.
   void push(std::shared_ptr<HandleState> handle, const ReadyQueue& ready);
+  /// Any thread: append `batch` (posts already marked, in their order) and clear it. For a
+  /// queue whose only producer appends in mark order: evloop/coordinator forwards its inbox.
+  void append(std::vector<Post>& batch);
   /// Loop thread: move every queued post into `out` (which must be empty), oldest first.
   void take(std::vector<Post>& out);
   /// Whether a post is queued: the loop's re-check after it raised its wake flag (the lock
