@@ -236,12 +236,10 @@ Span run(Workload w, int ops) {
 int main(int argc, char** argv) {
   using namespace handoff::peers;
   Peer peer{kTool, "ourloop", run, wake_check};
-  // [ourloop.executor]
   // EventLoop has no run_in_executor yet: until it does, the report lists the executor round
   // trip as not supported. It plugs in as a case of run() above, shaped as the other peers'
   // (README.md, workload 4), and this line goes.
   peer.not_supported = {{Workload::executor_round_trip, "EventLoop::run_in_executor is not written yet"}};
-  // [ourloop.executor]
   return peer_main(argc, argv, peer, [](CLI::App& app, Peer& p) {
     app.add_option_function<std::string>(
            "--hand-in",
