@@ -13,8 +13,9 @@ Role: the command line over the harness's modules.
       the probes that write one JSON report each (records.TOOLS: sb-litmus, herd-probe,
       ...) to OUT/<chapter>/<name>.{json,csv}
   bench.py loop-peers --mode quick|full --build-dir DIR [--ops N] [--rounds R] [--out DIR]
-      the event-loop peers (libuv, Boost.Asio, asyncio, uvloop) on chapter 04's five loop
-      workloads, rotated round by round, to OUT/04-turn-shape/loop-peers.{json,csv}
+      our loop (direct and coordinator hand-in) and the event-loop peers (libuv, Boost.Asio,
+      asyncio, uvloop) on chapter 04's five loop workloads, rotated round by round, to
+      OUT/04-turn-shape/loop-peers.{json,csv}
   bench.py profile --mode quick|full --build-dir DIR [--out DIR]
       the loop thread's perf samples per request by category (inline, elastic-1, ring-1 at
       256 connections) to OUT/03-lost-wakes/loop-profile.{json,csv}; needs perf

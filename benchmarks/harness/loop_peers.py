@@ -2,8 +2,8 @@
 peers rotated round by round, and file one record for the comparison (chapter 04).
 
 Role: the multi-peer sibling of records.py. records.py runs one tool that does all its
-rounds itself; here several programs (benchmarks/peers/loops/: libuv, Boost.Asio, CPython's
-asyncio, uvloop) are compared, so each round runs every peer once (`--rounds 1`) in an
+rounds itself; here several programs (benchmarks/peers/loops/: our loop on both hand-in
+arms, libuv, Boost.Asio, CPython's asyncio, uvloop) are compared, so each round runs every peer once (`--rounds 1`) in an
 order rotated by one peer per round, so that the machine's drift falls on all of them
 alike, and each figure is the median, min and max over the rounds of that peer's per-round
 value. Every peer's file is judged by the peer itself (`--check`) and must meet the records
@@ -12,7 +12,9 @@ harness's record: machine, commands, mode, settings, every round's reports) and 
 line per loop x workload, `cpu_us_per_op_median`, `sleeps_per_op_median` and the like, as
 records.py flattens).
 A peer that is not built or cannot run here (uvloop not importable) is listed as not
-measured; a peer that fails a round is a failure, and its other rounds are still filed.
+measured; a peer that fails a round is a failure, and its other rounds are still filed. A
+workload a peer does not run is filed as its result with "not_supported" (the reason) and
+no figures.
 """
 
 from __future__ import annotations
@@ -48,15 +50,17 @@ class Peer:
     loop: str                 # the name its results carry in "loop"
     binary: str | None = None  # BUILD/bin/<binary>, or
     script: str | None = None  # a Python script under the repository, run with /usr/bin/python3
-    script_args: tuple[str, ...] = ()
+    args: tuple[str, ...] = ()  # the binary's or the script's arguments, before --ops
     needs_module: str | None = None  # a Python module the script's loop imports
 
 
 PEERS = [
+    Peer("ourloop", binary="loop-peer-ourloop", args=("--hand-in", "direct")),
+    Peer("ourloop-coord", binary="loop-peer-ourloop", args=("--hand-in", "coordinator")),
     Peer("libuv", binary="loop-peer-libuv"),
     Peer("boost-asio", binary="loop-peer-asio"),
-    Peer("asyncio", script="benchmarks/peers/loops/loop_peer.py", script_args=("--loop", "asyncio")),
-    Peer("uvloop", script="benchmarks/peers/loops/loop_peer.py", script_args=("--loop", "uvloop"),
+    Peer("asyncio", script="benchmarks/peers/loops/loop_peer.py", args=("--loop", "asyncio")),
+    Peer("uvloop", script="benchmarks/peers/loops/loop_peer.py", args=("--loop", "uvloop"),
          needs_module="uvloop"),
 ]
 
@@ -64,8 +68,8 @@ PEERS = [
 def peer_argv(peer: Peer, build_dir: str, repo_root: str) -> list[str]:
     """The peer's command, before its --ops, --rounds and --json."""
     if peer.binary:
-        return [os.path.join(build_dir, "bin", peer.binary)]
-    return [PYTHON, os.path.join(repo_root, peer.script), *peer.script_args]
+        return [os.path.join(build_dir, "bin", peer.binary), *peer.args]
+    return [PYTHON, os.path.join(repo_root, peer.script), *peer.args]
 
 
 def why_not(peer: Peer, build_dir: str, repo_root: str) -> str | None:
@@ -97,6 +101,8 @@ def merge(rounds: list[list[dict]]) -> list[dict]:
     out = []
     for (loop, workload), rs in keyed.items():
         line = {"loop": loop, "workload": workload, "ops": rs[0]["ops"], "rounds": len(rs)}
+        if "not_supported" in rs[0]:
+            line["not_supported"] = rs[0]["not_supported"]
         for figure in (f for f in FIGURES if f in rs[0]):
             xs = [r[figure]["median"] for r in rs]
             line[figure] = {"median": statistics.median(xs), "min": min(xs), "max": max(xs)}
@@ -175,11 +181,15 @@ def run_loop_peers(*, build_dir: str, out_dir: str, repo_root: str, mode: str, a
     report.write_csv(base + ".csv", header, lines)
     print(f"\n== {CHAPTER}/{NAME} ({mode}: ops {settings['ops']}, rounds {settings['rounds']}, "
           f"peers rotated) ==", file=stream)
-    print(f"  {'loop':<11} {'workload':<21} {'cpu us/op median (min-max)':<30} "
+    print(f"  {'loop':<13} {'workload':<21} {'cpu us/op median (min-max)':<30} "
           f"{'wall us/op':>10} {'sleeps/op':>9}", file=stream)
     for r in results:
+        if "not_supported" in r:
+            print(f"  {r['loop']:<13} {r['workload']:<21} not supported: {r['not_supported']}",
+                  file=stream)
+            continue
         c, w, z = r["cpu_us_per_op"], r["wall_us_per_op"], r.get("sleeps_per_op", {})
-        print(f"  {r['loop']:<11} {r['workload']:<21} "
+        print(f"  {r['loop']:<13} {r['workload']:<21} "
               f"{c['median']:9.3f} ({c['min']:.3f}-{c['max']:.3f}){'':<5} {w['median']:10.3f} "
               f"{z.get('median', float('nan')):9.3f}", file=stream)
     print(f"  wrote {base}.json, {base}.csv", file=stream)

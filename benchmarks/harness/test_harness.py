@@ -913,6 +913,19 @@ class LoopPeers(unittest.TestCase):
         self.assertEqual(merged[1]["wake_check_sleeps_max"], 2)
         self.assertNotIn("wake_check_sleeps_max", merged[0])
 
+    def test_a_workload_not_supported_is_merged_and_printed_without_figures(self):
+        lacking = {"loop": "ourloop", "workload": "executor_round_trip", "ops": 10, "rounds": 1,
+                   "not_supported": "not written yet"}
+        merged = loop_peers.merge([[lacking], [dict(lacking)]])
+        self.assertEqual(merged, [{"loop": "ourloop", "workload": "executor_round_trip", "ops": 10,
+                                   "rounds": 2, "not_supported": "not written yet"}])
+
+    def test_a_binary_peer_gets_its_arguments_before_the_shared_ones(self):
+        peer = loop_peers.Peer("ourloop-coord", binary="loop-peer-ourloop",
+                               args=("--hand-in", "coordinator"))
+        self.assertEqual(loop_peers.peer_argv(peer, "/b", "/r"),
+                         ["/b/bin/loop-peer-ourloop", "--hand-in", "coordinator"])
+
     def test_a_peer_not_built_is_not_measured_and_nothing_is_written(self):
         with tempfile.TemporaryDirectory() as tmp:
             peer = loop_peers.Peer("nothing", binary="no-such-peer")

@@ -48,6 +48,7 @@ struct EventLoop::FdWatch final : loop::IoHandler {
 EventLoop::EventLoop(EventLoopOptions options)
     : options_(std::move(options)), wake_handler_(std::make_unique<WakeReader>(wake_, counts_)) {
   reactor_.add(wake_.loop_fd(), EPOLLIN, wake_handler_.get());
+  if (options_.hand_in == HandIn::coordinator) coordinator_ = std::make_unique<Coordinator>(posts_, wake_);
 }
 
 EventLoop::~EventLoop() = default;
@@ -73,6 +74,10 @@ Handle EventLoop::call_at(Clock::time_point when, Callback cb) {
 // [evloop.threadsafe]
 Handle EventLoop::call_soon_threadsafe(Callback cb) {
   auto state = std::make_shared<HandleState>(std::move(cb));
+  if (coordinator_) {
+    coordinator_->submit(state, ready_);  // marked now; the coordinator thread hands it in
+    return Handle(std::move(state));
+  }
   posts_.push(state, ready_);  // marked with the loop's local count (ReadyQueue's rule)
   // The push, then the fence and the loop's flag (loop/wake_flag.cpp): one poke, only for
   // a loop that announced its wait. The counter is unused: no ThreadStats on this thread.

@@ -13,6 +13,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "evloop/coordinator.h"
 #include "evloop/handle.h"
 #include "evloop/post_queue.h"
 #include "evloop/ready_queue.h"
@@ -34,8 +35,19 @@ enum class TurnShape {
   drain,
 };
 
+/// How call_soon_threadsafe's posts reach the loop.
+enum class HandIn {
+  /// Into the loop's post queue, with one poke, only if the loop announced its wait.
+  direct,
+  /// Seed 003's "before": through a coordinator thread (evloop/coordinator), which then
+  /// hands them in as direct does: two thread wake-ups per post when both threads sleep.
+  /// Order: as evloop/coordinator.h says (the marks are read at the call, as on direct).
+  coordinator,
+};
+
 struct EventLoopOptions {
   TurnShape turn = TurnShape::generation;
+  HandIn hand_in = HandIn::direct;
 
   /// The order of the loop's two steps before a blocking wait (raise its wake flag,
   /// re-check the post queue). Only announce_then_recheck is correct; the reverse is kept,
@@ -130,6 +142,8 @@ class EventLoop {
   TurnShape turn_shape() const noexcept { return options_.turn; }
   const EventLoopCounts& counts() const noexcept { return counts_; }
   std::size_t timers_held() const noexcept { return timers_.size(); }  ///< live and cancelled
+  /// The coordinator thread on HandIn::coordinator (its counts), else null.
+  const Coordinator* coordinator() const noexcept { return coordinator_.get(); }
 
  private:
   struct FdWatch;
@@ -164,6 +178,7 @@ class EventLoop {
   std::size_t todo_ = 0;  // callbacks left to run in the current batch
   bool running_ = false;
   bool stopping_ = false;
+  std::unique_ptr<Coordinator> coordinator_;  // last: stopped first, while posts_ and wake_ live
 };
 
 }  // namespace handoff::evloop

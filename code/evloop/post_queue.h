@@ -6,6 +6,7 @@
 // ReadyQueue by the marks.
 #pragma once
 
+#include <atomic>
 #include <mutex>
 #include <vector>
 
@@ -14,20 +15,29 @@
 namespace handoff::evloop {
 
 /// Posts in the order producers took the lock. Cost: a lock, a vector append and a load of
-/// the loop's count per post; the loop's take is one lock and a swap.
+/// the loop's count per post; the loop's take is one load when nothing is queued (every
+/// turn, usually), else one lock and a swap.
 class PostQueue {
  public:
   /// Any thread: queue `handle`, marked with `ready.local_count()` read under the lock.
   void push(std::shared_ptr<HandleState> handle, const ReadyQueue& ready);
+  /// Any thread: append `batch` (posts already marked, in their order) and clear it. For a
+  /// queue whose only producer appends in mark order: evloop/coordinator forwards its inbox.
+  void append(std::vector<Post>& batch);
   /// Loop thread: move every queued post into `out` (which must be empty), oldest first.
   void take(std::vector<Post>& out);
-  /// Whether a post is queued: the loop's re-check after it raised its wake flag (the lock
-  /// orders the read after the flag's fence, and pairs with the push's unlock).
-  bool empty() const;
+  /// Whether a post is queued: the loop's re-check after it raised its wake flag, which
+  /// orders this read after the flag's store (see queued_).
+  bool empty() const noexcept;
 
  private:
-  mutable std::mutex mu_;
+  std::mutex mu_;
   std::vector<Post> posts_;
+  // Whether posts_ holds a post: written under mu_, read without it by take() (to skip the
+  // lock) and empty(). A read that misses a push costs at most a turn: the loop's re-check
+  // before it waits reads it after the wake flag's fence, and the push's poke_if_waiting()
+  // fences after this store (store-buffering, both sides fenced: one of them sees the other).
+  std::atomic<bool> queued_{false};
 };
 
 }  // namespace handoff::evloop

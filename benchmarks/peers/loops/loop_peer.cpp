@@ -51,11 +51,21 @@ bool is_figure(const Json& f) {
   return lo >= 0 && lo <= mid && mid <= hi;
 }
 
+// Why the peer does not run `w`, or null when it does.
+const char* not_supported(const Peer& peer, Workload w) {
+  for (const auto& [workload, why] : peer.not_supported) {
+    if (workload == w) return why;
+  }
+  return nullptr;
+}
+
 // The judge: every workload once, for one loop, with the counts --ops asked for, figures
 // over rounds that are ordered, the wall spans not empty, no cancelled timer fired, and the
 // wake check's loop asleep at least once (for its live timer). How often it slept beyond
-// that is reported, never asserted.
-int check_file(const char* tool, const std::string& path) {
+// that is reported, never asserted. A workload the peer does not run is listed once too,
+// with its reason and without figures, and only if this peer says it does not run it.
+int check_file(const Peer& peer, const std::string& path) {
+  const char* tool = peer.tool;
   const auto doc = probes::read_json(path, tool);
   if (!doc) return 1;
   std::vector<std::string> problems;
@@ -79,6 +89,14 @@ int check_file(const char* tool, const std::string& path) {
       if (r.value("ops", -1) != ops_for(w.workload, ops))
         problems.push_back(where + ": ops is not " + std::to_string(ops_for(w.workload, ops)));
       if (r.value("rounds", -1) != rounds) problems.push_back(where + ": rounds is not " + std::to_string(rounds));
+      if (r.contains("not_supported")) {
+        if (!not_supported(peer, w.workload)) problems.push_back(where + ": not supported, yet this peer runs it");
+        if (!r["not_supported"].is_string() || r["not_supported"].get<std::string>().empty())
+          problems.push_back(where + ": not_supported gives no reason");
+        if (r.contains("cpu_us_per_op") || r.contains("wall_us_per_op") || r.contains("sleeps_per_op"))
+          problems.push_back(where + ": not supported, yet it has figures");
+        continue;
+      }
       if (!r.contains("cpu_us_per_op") || !is_figure(r["cpu_us_per_op"]))
         problems.push_back(where + ": cpu_us_per_op is not an ordered median, min, max");
       if (!r.contains("sleeps_per_op") || !is_figure(r["sleeps_per_op"]))
@@ -125,7 +143,7 @@ long thread_sleeps() {
   return ru.ru_nvcsw;
 }
 
-int peer_main(int argc, char** argv, const Peer& peer) {
+int peer_main(int argc, char** argv, Peer peer, const std::function<void(CLI::App&, Peer&)>& own_flags) {
   CLI::App app{std::string(peer.tool) + ": the five loop workloads (benchmarks/peers/loops/README.md) on " + peer.loop};
   int ops = 100'000;
   int rounds = 5;
@@ -139,12 +157,13 @@ int peer_main(int argc, char** argv, const Peer& peer) {
   app.add_option("--only", only, "Run one workload (a partial report, which --check rejects)");
   app.add_option("--json", json_path, "Write the JSON report to this file (default: stdout)");
   app.add_option("--check", check_path, "Instead of measuring, judge FILE written by this tool");
+  if (own_flags) own_flags(app, peer);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     return app.exit(e);
   }
-  if (!check_path.empty()) return check_file(peer.tool, check_path);
+  if (!check_path.empty()) return check_file(peer, check_path);
 
   std::vector<const Named*> chosen;
   for (const Named& w : kWorkloads) {
@@ -156,11 +175,14 @@ int peer_main(int argc, char** argv, const Peer& peer) {
   }
   // Warm-up: each workload once at a tenth of its count, unmeasured (threads, pools,
   // allocator caches and the listening socket's first use).
-  for (const Named* w : chosen) peer.run(w->workload, std::max(1, ops_for(w->workload, ops) / 10));
+  for (const Named* w : chosen) {
+    if (!not_supported(peer, w->workload)) peer.run(w->workload, std::max(1, ops_for(w->workload, ops) / 10));
+  }
 
   std::vector<std::vector<double>> cpu(chosen.size()), wall(chosen.size()), sleeps(chosen.size());
   for (int round = 0; round < rounds; ++round) {
     for (std::size_t i = 0; i < chosen.size(); ++i) {
+      if (not_supported(peer, chosen[i]->workload)) continue;
       const int n = ops_for(chosen[i]->workload, ops);
       const Span s = peer.run(chosen[i]->workload, n);
       cpu[i].push_back(s.cpu_s * 1e6 / n);
@@ -173,10 +195,15 @@ int peer_main(int argc, char** argv, const Peer& peer) {
     Json r{{"loop", peer.loop},
            {"workload", chosen[i]->name},
            {"ops", ops_for(chosen[i]->workload, ops)},
-           {"rounds", rounds},
-           {"cpu_us_per_op", probes::median_min_max(cpu[i])},
-           {"wall_us_per_op", probes::median_min_max(wall[i])},
-           {"sleeps_per_op", probes::median_min_max(sleeps[i])}};
+           {"rounds", rounds}};
+    if (const char* why = not_supported(peer, chosen[i]->workload)) {
+      r["not_supported"] = why;
+      results.push_back(r);
+      continue;
+    }
+    r["cpu_us_per_op"] = probes::median_min_max(cpu[i]);
+    r["wall_us_per_op"] = probes::median_min_max(wall[i]);
+    r["sleeps_per_op"] = probes::median_min_max(sleeps[i]);
     if (chosen[i]->workload == Workload::cancelled_timer) {
       r["timers_fired"] = 0;  // every program ends at once on a cancelled timer that fires
       r["wake_check_sleeps"] = peer.wake_check();

@@ -7,6 +7,12 @@
 
 #include <functional>
 #include <string>
+#include <utility>
+#include <vector>
+
+namespace CLI {
+class App;
+}
 
 namespace handoff::peers {
 
@@ -45,14 +51,19 @@ long thread_sleeps();
 /// One program: its tool name, its loop's name, one round of a workload with `ops`
 /// operations (the measured span), and the wake check (README.md): the loop thread's sleeps
 /// over a run with 100 cancelled timers 20 ms out and one live timer 60 ms out.
+/// `not_supported` lists the workloads it does not run, each with the reason its report
+/// gives in their place (a result with "not_supported" and no figures).
 struct Peer {
   const char* tool;
   const char* loop;
   std::function<Span(Workload, int ops)> run;
   std::function<long()> wake_check;
+  std::vector<std::pair<Workload, const char*>> not_supported = {};
 };
 
-/// The program's main: --ops N --rounds R [--json PATH], or --check PATH.
-int peer_main(int argc, char** argv, const Peer& peer);
+/// The program's main: --ops N --rounds R [--json PATH], or --check PATH. `own_flags`, when
+/// given, adds the program's own flags to the parser; their callbacks may change `peer`
+/// (its loop's name, say) before anything runs.
+int peer_main(int argc, char** argv, Peer peer, const std::function<void(CLI::App&, Peer&)>& own_flags = {});
 
 }  // namespace handoff::peers
