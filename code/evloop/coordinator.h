@@ -66,7 +66,7 @@ class Coordinator {
   loop::WakeFlag& loop_wake_;
   std::function<void()> before_forward_;
   PostQueue inbox_;
-  loop::WakeFlag wake_;  // the coordinator's own flag and socket
+  loop::WakeFlag wake_{true, loop::WakeFlag::Channel::eventfd};  // the coordinator's own flag and eventfd
   std::atomic<bool> stopping_{false};
   std::atomic<std::uint64_t> forwarded_{0}, wakes_{0}, loop_wakes_{0};
   std::thread thread_;  // last: started once everything above exists

@@ -238,9 +238,11 @@ void EventLoop::poll_and_collect() {
     ++counts_.nonblocking_polls;
   }
   if (hooks_ != nullptr) hooks_->after_poll(timeout);
-  timers_.pop_due(to_ns(Clock::now()), due_);
-  for (auto& h : due_) ready_.push_local(std::move(h));
-  due_.clear();
+  if (timers_.size() != 0) {  // no clock read for a loop without timers
+    timers_.pop_due(to_ns(Clock::now()), due_);
+    for (auto& h : due_) ready_.push_local(std::move(h));
+    due_.clear();
+  }
   take_posts();
 }
 

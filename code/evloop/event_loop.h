@@ -164,7 +164,7 @@ class EventLoop {
 
   EventLoopOptions options_;
   loop::Reactor reactor_;
-  loop::WakeFlag wake_;
+  loop::WakeFlag wake_{true, loop::WakeFlag::Channel::eventfd};  // as libuv's and Asio's loops wake
   ReadyQueue ready_;
   PostQueue posts_;
   TimerHeap timers_;

@@ -9,6 +9,7 @@ namespace handoff::evloop {
 
 namespace {
 const std::map<std::string, TurnShape> kTurns{{"generation", TurnShape::generation}, {"drain", TurnShape::drain}};
+const std::map<std::string, HandIn> kHandIns{{"direct", HandIn::direct}, {"coordinator", HandIn::coordinator}};
 }  // namespace
 
 void add_loop_flags(CLI::App& app, EventLoopOptions& o) {
@@ -18,6 +19,11 @@ void add_loop_flags(CLI::App& app, EventLoopOptions& o) {
                  "env HANDOFF_TURN")
       ->transform(CLI::CheckedTransformer(kTurns, CLI::ignore_case))
       ->default_str("generation");
+  app.add_option("--hand-in", o.hand_in,
+                 "how call_soon_threadsafe reaches the loop: direct (into its queue, one wake) or coordinator "
+                 "(through a coordinator thread, two wakes: seed 003's before)")
+      ->transform(CLI::CheckedTransformer(kHandIns, CLI::ignore_case))
+      ->default_str("direct");
 }
 
 void apply_loop_env(EventLoopOptions& o) {

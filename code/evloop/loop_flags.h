@@ -1,6 +1,7 @@
 // evloop/loop_flags: the command-line switches of the worker's callback loop (chapter 04).
 // Role: give stage 04 on the `--turn generation|drain` switch (environment override
-// HANDOFF_TURN), so both turn shapes run from one binary in one session.
+// HANDOFF_TURN) and `--hand-in direct|coordinator`, so both arms of each run from one
+// binary in one session.
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -9,7 +10,8 @@
 
 namespace handoff::evloop {
 
-/// Add --turn generation|drain (default generation), writing into `options`.
+/// Add --turn generation|drain (default generation) and --hand-in direct|coordinator
+/// (default direct), writing into `options`.
 void add_loop_flags(CLI::App& app, EventLoopOptions& options);
 
 /// Apply the environment override HANDOFF_TURN (a --turn value) to `options`.

@@ -2,7 +2,9 @@
 // (chapter 03, taken out of pool/completion_ring in chapter 04).
 #include "loop/wake_flag.h"
 
+#include <sys/eventfd.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <cstdint>
@@ -13,7 +15,14 @@
 
 namespace handoff::loop {
 
-WakeFlag::WakeFlag(bool fences) : fences_(fences) { std::tie(loop_end_, producer_end_) = net::datagram_pair(); }
+WakeFlag::WakeFlag(bool fences, Channel channel) : fences_(fences) {
+  if (channel == Channel::datagram) {
+    std::tie(loop_end_, producer_end_) = net::datagram_pair();
+  } else {
+    loop_end_ = net::Fd(::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC));
+    if (!loop_end_) throw std::system_error(errno, std::generic_category(), "eventfd");
+  }
+}
 
 // [wake_flag.poke]
 bool WakeFlag::poke_if_waiting(stats::ThreadStats* stats, stats::Counter counted) {
@@ -29,7 +38,8 @@ bool WakeFlag::poke_if_waiting(stats::ThreadStats* stats, stats::Counter counted
   if (stats != nullptr) stats->add(counted);  // before the poke: the loop it wakes sees the count
   const std::uint64_t poke = 1;
   for (;;) {
-    const ssize_t n = ::send(producer_end_.get(), &poke, sizeof poke, 0);
+    const ssize_t n = producer_end_ ? ::send(producer_end_.get(), &poke, sizeof poke, 0)
+                                    : ::write(loop_end_.get(), &poke, sizeof poke);
     if (stats != nullptr) {
       stats->add(stats::Counter::handoff_sends);
       stats->add(stats::Counter::syscalls);
@@ -60,7 +70,11 @@ void WakeFlag::take_poke(stats::ThreadStats* loop_stats) {
   // One recv: a producer pokes at most once per raised flag, so there is rarely a second
   // poke, and if there is, the level-triggered descriptor reports it again next turn.
   std::uint64_t word;
-  ::recv(loop_end_.get(), &word, sizeof word, MSG_DONTWAIT);
+  if (producer_end_) {
+    ::recv(loop_end_.get(), &word, sizeof word, MSG_DONTWAIT);
+  } else {
+    [[maybe_unused]] const ssize_t n = ::read(loop_end_.get(), &word, sizeof word);  // resets the count
+  }
   if (loop_stats != nullptr) {
     loop_stats->add(stats::Counter::handoff_recvs);
     loop_stats->add(stats::Counter::syscalls);

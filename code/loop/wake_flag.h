@@ -19,13 +19,19 @@ namespace handoff::loop {
 ///   producer:  (caller) push → poke_if_waiting(): fence → read the flag → poke if raised
 /// At least one side sees the other's store, so an item never waits while the loop sleeps
 /// with no poke coming. Cost: nothing but the fence while the loop is busy; a waiting loop
-/// costs one send and one recv per wait (exchange: one poke per raised flag).
+/// costs one poke and one read per wait (exchange: one poke per raised flag).
 class WakeFlag {
  public:
+  /// What carries a poke. A datagram socketpair (chapter 03's completion ring, as measured
+  /// there: one send, one recv) or an eventfd (chapter 04's callback loop, as libuv's
+  /// uv_async_send and Asio's scheduler wake theirs: one write, one read, and no socket
+  /// buffer or peer lookup in the kernel's path).
+  enum class Channel { datagram, eventfd };
+
   /// `fences` false (FOR TESTS ONLY) drops BOTH seq_cst fences: the broken variant. The
   /// flag's store and load stay plain (relaxed) either way, so on x86 each side is a `mov`
   /// store then a `mov` load, which the store buffer may reorder.
-  explicit WakeFlag(bool fences = true);
+  explicit WakeFlag(bool fences = true, Channel channel = Channel::datagram);
 
   WakeFlag(const WakeFlag&) = delete;
   WakeFlag& operator=(const WakeFlag&) = delete;
@@ -50,7 +56,7 @@ class WakeFlag {
 
  private:
   const bool fences_;
-  net::Fd loop_end_, producer_end_;  // pokes: producers → loop
+  net::Fd loop_end_, producer_end_;  // pokes: producers → loop (an eventfd: loop_end_ only)
   // Written by the loop at every wait, read by producers at every push: its own line.
   alignas(64) std::atomic<bool> waiting_{false};
 };
