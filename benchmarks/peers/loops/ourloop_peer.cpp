@@ -3,8 +3,8 @@
 // Role: our rows of the loop peers' table, written as libuv_peer.cpp and asio_peer.cpp are:
 // call_soon is EventLoop::call_soon; call_soon_threadsafe is EventLoop::call_soon_threadsafe
 // on the arm --hand-in picks (direct: the loop's queue and one poke; coordinator: seed 003's
-// hop through a coordinator thread), which also names the loop in the report ("ourloop",
-// "ourloop-coord"); a timer is call_later(1 s) then Handle::cancel; the echo is two
+// hop through a coordinator thread) and turn shape --turn picks, which also name the loop in
+// the report ("ourloop", "ourloop-coord", "ourloop-drain"); a timer is call_later(1 s) then Handle::cancel; the echo is two
 // non-blocking sockets on add_reader, writing at once and waiting for add_writer only for
 // what the kernel did not take. The executor round trip is not run yet (see main). One loop
 // serves every workload in turn; a run ends with stop(), since an idle EventLoop waits for
@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "evloop/event_loop.h"
+#include "evloop/loop_flags.h"
 #include "loop_peer.h"
 #include "net/fd.h"
 #include "net/listener.h"
@@ -45,14 +46,10 @@ constexpr std::size_t kMessage = 64;  // the echo's message, in bytes
   std::_Exit(2);
 }
 
-HandIn g_hand_in = HandIn::direct;  // from --hand-in, set before the loop is first used
+evloop::EventLoopOptions g_options;  // from --turn and --hand-in, set before the loop is first used
 
 EventLoop& loop() {
-  static EventLoop l([] {
-    evloop::EventLoopOptions o;
-    o.hand_in = g_hand_in;
-    return o;
-  }());
+  static EventLoop l(g_options);
   return l;
 }
 
@@ -241,14 +238,13 @@ int main(int argc, char** argv) {
   // (README.md, workload 4), and this line goes.
   peer.not_supported = {{Workload::executor_round_trip, "EventLoop::run_in_executor is not written yet"}};
   return peer_main(argc, argv, peer, [](CLI::App& app, Peer& p) {
-    app.add_option_function<std::string>(
-           "--hand-in",
-           [&p](const std::string& arm) {
-             g_hand_in = arm == "coordinator" ? HandIn::coordinator : HandIn::direct;
-             p.loop = arm == "coordinator" ? "ourloop-coord" : "ourloop";
-           },
-           "How call_soon_threadsafe reaches the loop: direct (default, loop \"ourloop\") or coordinator "
-           "(\"ourloop-coord\")")
-        ->check(CLI::IsMember({"direct", "coordinator"}));
+    // The stage's own switches; the loop's name in the report says which arm ran.
+    handoff::evloop::add_loop_flags(app, g_options);
+    app.parse_complete_callback([&p] {
+      static std::string name;  // the report keeps a pointer to it
+      name = std::string("ourloop") + (g_options.hand_in == HandIn::coordinator ? "-coord" : "") +
+             (g_options.turn == handoff::evloop::TurnShape::drain ? "-drain" : "");
+      p.loop = name.c_str();
+    });
   });
 }
