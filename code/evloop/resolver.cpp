@@ -128,9 +128,10 @@ void work(const std::shared_ptr<Shared>& shared, std::uint64_t index);
 // lookup, so start a thread if more are queued than there are idle threads, up to the bound.
 // An idle thread that has been notified counts as idle until it wakes, so two quick resolves
 // never both count on one idle thread. Called from resolve() and from a thread that has just
-// taken a lookup (as smol's blocking pool grows, the seed's "before"): under a burst the
-// threads start each other, and the loop thread creates at most the first of them.
-// Returns false when the system refused a thread.
+// taken a lookup (as smol's blocking pool, the seed's pool, grows): under a burst the threads
+// start each other while the loop thread queues, so the pool reaches the bound as fast as
+// the queue outgrows it. The thread is created under the lock. Returns false when the
+// system refused a thread.
 bool grow(const std::shared_ptr<Shared>& shared) {
   Shared& s = *shared;
   if (s.queue.size() <= s.idle || s.counts.threads_alive >= s.options.max_threads) return true;

@@ -115,9 +115,10 @@ class Lookup {
 /// Lookups on at most `max_threads` threads of the resolver's own, queued in order, each
 /// result handed to the loop with call_soon_threadsafe and its callback run there.
 ///
-/// Threads start lazily, one for each lookup that finds no idle thread, up to the bound;
-/// a thread that finishes a lookup takes the next queued one, and exits once it has waited
-/// `idle_exit` with nothing to do. So a burst costs `max_threads` thread creations, a steady
+/// Threads start lazily, whenever more lookups are queued than threads are idle (checked as
+/// the loop thread queues one and as a thread takes one), up to the bound; a thread that
+/// finishes a lookup takes the next queued one, and exits once it has waited `idle_exit`
+/// with nothing to do. So a burst costs `max_threads` thread creations, a steady
 /// trickle of lookups keeps one or a few threads alive, and an idle server keeps none.
 ///
 /// Guarantees: lookups start in the order resolve() was called (one queue, taken front
