@@ -56,6 +56,11 @@ TOOLS = [
     # each of its 200-300 lost wakes costs the 20 ms that show the loop asleep. Full: ~40 s.
     Tool("03-lost-wakes", "loop-wake-stress", "loop-wake-stress",
          {"quick": {"runs": 1}, "full": {"runs": 3}}, check=True),
+    # 4 rows (getaddrinfo("localhost") and an artificial 1 ms lookup, capped and unbounded)
+    # of a 1,000-lookup burst: a round takes about 1 s, most of it the artificial row's capped
+    # arm (1,000 / cap waits of 1 ms) and the unbounded arm's thread creations and exits.
+    Tool("04-turn-shape", "resolver-burst", "resolver-burst",
+         {"quick": {"lookups": 1000, "rounds": 3}, "full": {"lookups": 1000, "rounds": 11}}, check=True),
 ]
 
 
