@@ -228,6 +228,11 @@ void EventLoop::poll_and_collect() {
   };
   cap(max_wait_ms_);
   if (hooks_ != nullptr) cap(hooks_->before_poll());
+  if (timeout != 0 && options_.wake_spin.spin_ns > 0 &&
+      sync::spin_until(options_.wake_spin, [this] { return !posts_.empty(); })) {
+    ++counts_.spin_catches;  // the post is taken below, after a poll that only looks
+    timeout = 0;
+  }
   if (timeout != 0 && !park_allowed()) timeout = 0;
   const int n = reactor_.poll(timeout);
   if (timeout != 0) {

@@ -20,6 +20,7 @@
 #include "evloop/timer_heap.h"
 #include "loop/reactor.h"
 #include "loop/wake_flag.h"
+#include "sync/spin_wait.h"
 
 namespace handoff::evloop {
 
@@ -48,6 +49,10 @@ enum class HandIn {
 struct EventLoopOptions {
   TurnShape turn = TurnShape::generation;
   HandIn hand_in = HandIn::direct;
+  /// Before a wait that could block, poll the post queue this long for a thread-safe post
+  /// (seed 003's wake spin, opt-in there after it cost more than it saved; chapter 04 part 2
+  /// measures why). {0, 0}: off, the default. The loop never yields its core while it spins.
+  sync::SpinPolicy wake_spin{0, 0};
 
   /// The order of the loop's two steps before a blocking wait (raise its wake flag,
   /// re-check the post queue). Only announce_then_recheck is correct; the reverse is kept,
@@ -82,6 +87,7 @@ struct EventLoopCounts {
   std::uint64_t nonblocking_polls = 0;
   std::uint64_t wait_announcements = 0;  ///< times the loop raised its wake flag before a wait
   std::uint64_t pokes_taken = 0;         ///< wakes from call_soon_threadsafe read off the wake socket
+  std::uint64_t spin_catches = 0;        ///< waits the wake spin saved: a post came while it spun
 };
 
 /// A single-threaded callback loop. Every member is for the loop's thread (the one that

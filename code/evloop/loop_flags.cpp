@@ -24,6 +24,15 @@ void add_loop_flags(CLI::App& app, EventLoopOptions& o) {
                  "(through a coordinator thread, two wakes: seed 003's before)")
       ->transform(CLI::CheckedTransformer(kHandIns, CLI::ignore_case))
       ->default_str("direct");
+  app.add_option_function<double>(
+         "--loop-wake-spin-us",
+         [&o](double us) {
+           o.wake_spin.spin_ns = static_cast<std::int64_t>(us * 1000.0);
+           o.wake_spin.yield_after_ns = o.wake_spin.spin_ns;  // a loop never yields its core
+         },
+         "before a wait, the loop polls for a thread-safe post this long (0: off; seed 003's spin was 50)")
+      ->check(CLI::NonNegativeNumber)
+      ->default_str("0");
 }
 
 void apply_loop_env(EventLoopOptions& o) {

@@ -10,8 +10,8 @@
 
 namespace handoff::evloop {
 
-/// Add --turn generation|drain (default generation) and --hand-in direct|coordinator
-/// (default direct), writing into `options`.
+/// Add --turn generation|drain (default generation), --hand-in direct|coordinator
+/// (default direct) and --loop-wake-spin-us (default 0), writing into `options`.
 void add_loop_flags(CLI::App& app, EventLoopOptions& options);
 
 /// Apply the environment override HANDOFF_TURN (a --turn value) to `options`.

@@ -441,3 +441,28 @@ TEST_CASE("event loop: run_once runs one turn, its poll capped by the hooks and 
   // Nothing else ran: the timeouts above ended both waits.
   CHECK(loop.counts().wait_timeouts == 2);
 }
+
+TEST_CASE("event loop: the wake spin catches a post that arrives while it spins, and the loop never blocks for it",
+          "[evloop][ch04]") {
+  Watchdog dog(10s, "wake spin");
+  EventLoopOptions o;
+  const bool spin = GENERATE(true, false);
+  INFO("wake spin " << (spin ? "200 ms" : "off"));
+  if (spin) o.wake_spin = {200'000'000, 200'000'000};  // far longer than the poster's delay
+  EventLoop loop(o);
+  std::thread poster([&] {
+    std::this_thread::sleep_for(20ms);
+    loop.call_soon_threadsafe([&] { loop.stop(); });
+  });
+  loop.run_forever();
+  poster.join();
+  if (spin) {
+    CHECK(loop.counts().spin_catches == 1);
+    CHECK(loop.counts().blocking_waits == 0);  // the spin saw the post: the poll only looked
+    CHECK(loop.counts().pokes_taken == 0);
+  } else {
+    CHECK(loop.counts().spin_catches == 0);
+    CHECK(loop.counts().blocking_waits == 1);  // it slept, and the post's poke woke it
+    CHECK(loop.counts().pokes_taken == 1);
+  }
+}
