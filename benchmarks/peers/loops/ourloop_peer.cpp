@@ -4,10 +4,12 @@
 // call_soon is EventLoop::call_soon; call_soon_threadsafe is EventLoop::call_soon_threadsafe
 // on the arm --hand-in picks (direct: the loop's queue and one poke; coordinator: seed 003's
 // hop through a coordinator thread) and turn shape --turn picks, which also name the loop in
-// the report ("ourloop", "ourloop-coord", "ourloop-drain"); a timer is call_later(1 s) then Handle::cancel; the echo is
-// two non-blocking sockets on add_reader, writing at once and waiting for add_writer only for what the kernel did not
-// take. The executor round trip is not run yet (see main). One loop serves every workload in turn; a run ends with
-// stop(), since an idle EventLoop waits for more rather than returning as uv_run and io_context::run do.
+// the report ("ourloop", "ourloop-coord", "ourloop-drain"); a timer is call_later(1 s) then
+// Handle::cancel; the echo is two non-blocking sockets on add_reader, writing at once and
+// waiting for add_writer only for what the kernel did not take. The executor round trip is
+// not run yet (see main). One loop serves every workload in turn; a run ends with stop(),
+// since an idle EventLoop waits for more rather than returning as uv_run and
+// io_context::run do.
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
