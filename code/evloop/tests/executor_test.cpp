@@ -174,3 +174,33 @@ TEST_CASE("executor: a pool stopped with tasks queued and one running ends every
   CHECK(g_held_done.load() == 1);
   std::this_thread::sleep_for(20ms);  // let it leave run_job
 }
+
+TEST_CASE("executor: a task run leaves the ring pool's loop spin nothing to wait for", "[evloop][ch04]") {
+  Watchdog dog(20s, "ring pool loop spin after a task");
+  // The ring pool's loop spins before a wait while answers it expects are out. A task
+  // answers through the loop's own queue, never as a frame: counted as out, it would make
+  // every later wait spin its whole budget (yielding: one counted syscall per look).
+  pool::RingPoolOptions options;
+  options.loop_spin = sync::SpinPolicy{2'000'000, 0};
+  EventLoop loop;
+  stats::Registry registry;
+  pool::RingPool pool(pool::PoolConfig{0, 1}, options);
+  evloop::PoolBinding binding(loop, pool, registry);
+  Executor executor(loop, pool);
+  bool done = false;
+  executor.submit([] { return 1; }, [&](Result<int>) { done = true; });
+  const auto end = std::chrono::steady_clock::now() + 5s;
+  while (!done && std::chrono::steady_clock::now() < end) loop.run_once(10);
+  REQUIRE(done);
+  auto loop_syscalls = [&] {
+    const auto json = registry.to_json();
+    for (const auto& t : json["threads"]) {
+      if (t["name"] == "loop") return t["counters"]["syscalls"].get<std::uint64_t>();
+    }
+    return std::uint64_t{0};
+  };
+  const std::uint64_t before = loop_syscalls();
+  for (int i = 0; i < 5; ++i) loop.run_once(0);
+  CHECK(loop_syscalls() - before < 20);  // five idle turns: no spin (a spin of 2 ms yields hundreds of times)
+  executor.stop(pool::HandlerPool::kNoDeadline);
+}
