@@ -202,7 +202,6 @@ class Executor {
 
   /// Calls submitted and not yet ended (loop thread).
   std::size_t in_flight() const noexcept { return calls_.size(); }
-  EventLoop& loop() noexcept { return loop_; }
 
  private:
   friend class detail::CallBase;

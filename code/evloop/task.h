@@ -103,9 +103,6 @@ class [[nodiscard]] Task {
   Task& operator=(const Task&) = delete;
   ~Task() { reset(); }
 
-  /// Whether the task has run to its end.
-  bool done() const noexcept { return frame_ && frame_.done(); }
-
   /// `co_await std::move(task)`: start it (the awaiter suspends until it ends), then return
   /// its value or rethrow its exception.
   auto operator co_await() && noexcept {
