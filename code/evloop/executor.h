@@ -165,12 +165,13 @@ class ExecutorCall {
 
 /// Runs callables on `pool`'s threads and brings each outcome back to `loop`'s thread. The
 /// pool must be bound to the loop (server::Worker does it; outside a server,
-/// evloop::PoolBinding), and the loop must outlive the pool's stop.
+/// evloop::PoolBinding), and the loop must outlive the pool's stop. Stop the pool through
+/// stop() below: a pool stopped directly cannot tell the executor which calls it let go of.
 ///
 /// Guarantees: each call's receiver runs once, on the loop thread, from a loop callback
 /// (never inside submit), with the callable's value, its exception, or an ExecutorError;
-/// calls come back in the order their work finished. Cost per call: a job, a task and a
-/// call state (three allocations), one list node, and one call_soon_threadsafe.
+/// calls come back in the order their pool threads posted them. Cost per call: a job, a
+/// task and a call state (three allocations), one list node, and one call_soon_threadsafe.
 class Executor {
  public:
   Executor(EventLoop& loop, pool::HandlerPool& pool) : loop_(loop), pool_(pool) {}
