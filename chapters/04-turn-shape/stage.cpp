@@ -2,7 +2,8 @@
 // Stage 03 with each worker's loop grown into a callback event loop (code/evloop): the
 // connections, the listener and the pool's completions are served as before, inside the
 // loop's poll, and callbacks, timers and thread-safe posts run on the same thread, one turn
-// shape or the other (`--turn generation|drain`, env HANDOFF_TURN).
+// shape or the other (`--turn generation|drain`, env HANDOFF_TURN). Handlers may be
+// coroutines on that loop (/async/work, /async/sleep).
 #include <CLI/CLI.hpp>
 
 #include "app/demo_routes.h"
@@ -29,6 +30,7 @@ int main(int argc, char** argv) {
   stats::Registry registry;
   app::Router router;
   app::add_demo_routes(router, registry);
+  app::add_async_demo_routes(router);
   server::Server server(options, router, registry, pool::ring_pool_factory(ring));
   return server::run_until_signal(server, registry);
 }

@@ -6,6 +6,8 @@
 #include <chrono>
 #include <thread>
 
+#include "evloop/awaitables.h"
+#include "evloop/executor.h"
 #include "stats/thread_cpu.h"
 
 namespace handoff::app {
@@ -29,6 +31,16 @@ http::Response text(std::string body, std::string type = "text/plain") {
   r.body = std::move(body);
   return r;
 }
+
+/// /cpu's work, and /async/work's on an executor: burn `us` µs of this thread's CPU.
+std::string burn_cpu(long us) {
+  const std::int64_t until = stats::thread_cpu_ns() + us * 1000;
+  std::uint64_t spins = 0;
+  while (stats::thread_cpu_ns() < until) ++spins;
+  return "burned " + std::to_string(us) + " us in " + std::to_string(spins) + " clock reads";
+}
+
+std::string slept(long ms) { return "slept " + std::to_string(ms) + " ms"; }
 
 }  // namespace
 
@@ -56,15 +68,11 @@ void add_demo_routes(Router& router, const stats::Registry& registry) {
   router.add("GET", "/sleep", [](const http::Request& req, http::Responder& out) {
     const long ms = number(req, "ms", 0, 30'000);
     std::this_thread::sleep_for(std::chrono::milliseconds(ms));
-    out.send(text("slept " + std::to_string(ms) + " ms"));
+    out.send(text(slept(ms)));
   });
 
   router.add("GET", "/cpu", [](const http::Request& req, http::Responder& out) {
-    const long us = number(req, "us", 0, 1'000'000);
-    const std::int64_t until = stats::thread_cpu_ns() + us * 1000;
-    std::uint64_t spins = 0;
-    while (stats::thread_cpu_ns() < until) ++spins;
-    out.send(text("burned " + std::to_string(us) + " us in " + std::to_string(spins) + " clock reads"));
+    out.send(text(burn_cpu(number(req, "us", 0, 1'000'000))));
   });
 
   router.add("GET", "/stream", [](const http::Request& req, http::Responder& out) {
@@ -85,5 +93,28 @@ void add_demo_routes(Router& router, const stats::Registry& registry) {
       },
       kNeverBlocks);
 }
+
+// [demo.async]
+void add_async_demo_routes(Router& router) {
+  router.add_coroutine(
+      "GET", "/async/work",
+      [](const http::Request& req, http::Responder& out, const CoroutineContext& ctx) -> evloop::Task<void> {
+        const long us = number(req, "us", 0, 1'000'000);
+        if (ctx.executor == nullptr) {
+          out.send(http::Response{503, "text/plain", {}, "no executor: run with --dispatch pool\n"});
+          co_return;
+        }
+        out.send(text(co_await evloop::run_in_executor(*ctx.executor, [us] { return burn_cpu(us); })));
+      });
+
+  router.add_coroutine(
+      "GET", "/async/sleep",
+      [](const http::Request& req, http::Responder& out, const CoroutineContext& ctx) -> evloop::Task<void> {
+        const long ms = number(req, "ms", 0, 30'000);
+        co_await evloop::sleep_for(ctx.loop, std::chrono::milliseconds(ms));
+        out.send(text(slept(ms)));
+      });
+}
+// [demo.async]
 
 }  // namespace handoff::app

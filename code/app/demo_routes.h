@@ -17,4 +17,10 @@ namespace handoff::app {
 /// GET /stats       JSON: every thread's CPU, requests and hand-off counters
 void add_demo_routes(Router& router, const stats::Registry& registry);
 
+/// Coroutine routes (chapter 04; only for a server whose workers run an event loop):
+/// GET /async/work?us=N   /cpu's work, co_awaited on the worker's pool (run_in_executor);
+///                        503 without a pool (--dispatch inline)
+/// GET /async/sleep?ms=N  /sleep's answer after a timer on the loop (at most 30 000)
+void add_async_demo_routes(Router& router);
+
 }  // namespace handoff::app

@@ -4,7 +4,18 @@
 namespace handoff::app {
 
 void Router::add(std::string method, std::string path, http::Handler handler, bool never_blocks) {
-  routes_.push_back({std::move(method), std::move(path), std::move(handler), never_blocks});
+  routes_.push_back({std::move(method), std::move(path), std::move(handler), never_blocks, {}});
+}
+
+void Router::add_coroutine(std::string method, std::string path, CoroutineHandler handler) {
+  routes_.push_back({std::move(method), std::move(path), {}, false, std::move(handler)});
+}
+
+bool Router::has_coroutine_routes() const noexcept {
+  for (const Route& r : routes_) {
+    if (r.coroutine) return true;
+  }
+  return false;
 }
 
 Router::Match Router::find(std::string_view method, std::string_view path) const {
@@ -12,9 +23,12 @@ Router::Match Router::find(std::string_view method, std::string_view path) const
   for (const Route& r : routes_) {
     if (r.path != path) continue;
     path_known = true;
-    if (r.method == method || (method == "HEAD" && r.method == "GET")) return {&r.handler, 200, r.never_blocks};
+    if (r.method == method || (method == "HEAD" && r.method == "GET")) {
+      if (r.coroutine) return {nullptr, 200, false, &r.coroutine};
+      return {&r.handler, 200, r.never_blocks, nullptr};
+    }
   }
-  return {nullptr, path_known ? 405 : 404, false};
+  return {nullptr, path_known ? 405 : 404, false, nullptr};
 }
 
 }  // namespace handoff::app

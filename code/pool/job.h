@@ -42,14 +42,34 @@ struct JobTicket {
   static constexpr std::int64_t kUnsentBudget = std::int64_t{1} << 20;
 };
 
-/// A request to run on a pool thread. Owned by the pool once submitted; it is deleted on
-/// a pool thread when the handler returns, or unrun when it is dropped (pool/run_job).
+/// A plain piece of work for a pool thread, with no request and no frame: what
+/// run_in_executor hands a pool (chapter 04, evloop/executor). Its owner hears of its end
+/// exactly once: through complete() after run(), or, for a task that never ran (dropped at
+/// a stop's deadline, left in a stopped pool), through the task's destructor, which must
+/// deliver an error. A task whose thread stop() let go of inside run() is destroyed on that
+/// thread without complete(), and must then touch nothing of the loop's: its owner learns
+/// of it from whoever stopped the pool (evloop::Executor::stop).
+class PoolTask {
+ public:
+  virtual ~PoolTask() = default;
+  /// Pool thread, inside the handler slot: do the work, keep its result or its exception.
+  virtual void run() noexcept = 0;
+  /// Pool thread, back in the pool's code after run() (the loop's world is alive): hand
+  /// the result over. Its own wake reaches the loop, so it also covers a loop that waits
+  /// for the room this job's pop made in a full job ring.
+  virtual void complete() noexcept = 0;
+};
+
+/// A request to run on a pool thread, or a task (then `handler` is null). Owned by the
+/// pool once submitted; it is deleted on a pool thread when the handler returns, or unrun
+/// when it is dropped (pool/run_job).
 struct Job {
   std::uint64_t conn_id = 0;  ///< the connection's id, never reused within a worker
   std::uint64_t seq = 0;      ///< the exchange's sequence number on that connection
   http::Request request;
   const http::Handler* handler = nullptr;
-  std::shared_ptr<JobTicket> ticket;  ///< the connection's; null in component tests
+  std::shared_ptr<JobTicket> ticket;  ///< the connection's; null in component tests and for tasks
+  std::unique_ptr<PoolTask> task{};   ///< set instead of a handler: run_in_executor's work
 };
 
 /// One piece of a response travelling back to the loop. Owned by the loop once received.

@@ -108,7 +108,7 @@ void RingPool::bind(loop::Reactor& reactor, FrameSink& sink, stats::Registry& re
 
 // [ring.submit]
 void RingPool::submit(Job* job) {
-  ++in_flight_;
+  if (!job->task) ++in_flight_;
   if (!backlog_.empty() || !core_->jobs.try_push(job)) {
     backlog_.push_back(job);  // the ring is full: ready_to_wait() pushes it when room comes
     return;
@@ -329,12 +329,13 @@ Job* RingPool::Core::park(stats::ThreadStats& stats, bool& pill) {
 // [ring.park]
 
 bool RingPool::Core::run(stats::ThreadStats& stats, HandlerSlot& slot, Job* job) {
+  const bool counted_in_flight = !job->task;  // see in_flight_
   const RunOutcome outcome =
       run_job(job, RunContext{stats, slot, past_deadline}, [this, &stats](Frame* f) { done.push(f, stats); });
   if (outcome == RunOutcome::dropped) {
     // relaxed (all): counts, see their declarations.
     if (past_deadline.load(std::memory_order_relaxed)) deadline_drops.fetch_add(1, std::memory_order_relaxed);
-    dropped.fetch_add(1, std::memory_order_relaxed);
+    if (counted_in_flight) dropped.fetch_add(1, std::memory_order_relaxed);
     done.poke_loop_if_waiting(stats);  // the pop made room a loop with a backlog may wait for
   }
   return outcome != RunOutcome::thread_abandoned;

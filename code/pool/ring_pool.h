@@ -142,8 +142,10 @@ class RingPool final : public HandlerPool {
   FrameSink* sink_ = nullptr;
   stats::ThreadStats* loop_stats_ = nullptr;
   Endpoint done_endpoint_;
-  std::deque<Job*> backlog_;   // jobs the ring could not take yet (loop thread only)
-  std::size_t in_flight_ = 0;  // jobs submitted whose last frame has not come back (loop only)
+  std::deque<Job*> backlog_;  // jobs the ring could not take yet (loop thread only)
+  // Jobs submitted whose last frame has not come back (loop only). A task (run_in_executor)
+  // is not counted: it answers through the loop's own queue, never as a frame.
+  std::size_t in_flight_ = 0;
   std::vector<std::thread> threads_;
   bool stopped_ = false;
 };

@@ -3,7 +3,8 @@
 // Role: one place for the rules every pool keeps around a handler: drop a job whose
 // connection has gone or whose pool's shutdown deadline has passed, answer for a handler
 // that throws or returns without answering, and step out of the way of a stop() that let
-// go of this thread.
+// go of this thread. A task (run_in_executor's, chapter 04) keeps the same drop and
+// let-go rules; it answers for itself (pool/job.h, PoolTask).
 #pragma once
 
 #include <atomic>
@@ -20,7 +21,7 @@ namespace handoff::pool {
 
 /// What became of a job.
 enum class RunOutcome {
-  ran,               ///< the handler ran and the exchange was answered (by it, or with a 500/abort)
+  ran,               ///< the handler ran and the exchange was answered (by it, or with a 500/abort), or the task ran
   dropped,           ///< not run: its ticket was cancelled, or the pool's deadline had passed; no frame
   thread_abandoned,  ///< stop() let go of this thread inside the handler: return, touch nothing else
 };
@@ -46,6 +47,16 @@ RunOutcome run_job(Job* job, const RunContext& ctx, Emit emit) {
     return RunOutcome::dropped;
   }
   // [run_job.drop]
+  // [run_job.task]
+  if (job->task) {  // run_in_executor's work: no responder, no frame; it hands its result over itself
+    ctx.slot.enter_handler();
+    job->task->run();
+    if (!ctx.slot.leave_handler()) return RunOutcome::thread_abandoned;  // destroyed without complete()
+    job->task->complete();
+    ctx.stats.add(stats::Counter::requests);
+    return RunOutcome::ran;
+  }
+  // [run_job.task]
   bool inside = false;     // the thread is inside the handler (holds no token)
   bool abandoned = false;  // stop() let go of it: frames go nowhere from now on
   auto guarded = [&](Frame* frame) {

@@ -5,11 +5,12 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <cstdio>
 #include <exception>
+#include <stdexcept>
 #include <string>
 #include <system_error>
 
+#include "server/loop_responder.h"
 #include "stats/thread_cpu.h"
 
 namespace handoff::server {
@@ -18,38 +19,11 @@ namespace {
 constexpr std::int64_t kMsToNs = 1'000'000;
 constexpr std::int64_t kAcceptBackoffNs = 100 * kMsToNs;
 
-/// The Responder of a handler running on the loop thread: it applies each call to the
-/// connection at once, and remembers how far the answer got.
-class InlineResponder final : public http::Responder {
- public:
-  enum class State { nothing, streaming, answered };
-  InlineResponder(Connection& conn, std::uint64_t seq) : conn_(conn), seq_(seq) {}
-  State state() const noexcept { return state_; }
-  void send(http::Response r) override {
-    state_ = State::answered;
-    conn_.apply(seq_, pool::Frame::Kind::whole, std::move(r));
-  }
-  void start_stream(int status, std::string content_type) override {
-    state_ = State::streaming;
-    http::Response r;
-    r.status = status;
-    r.content_type = std::move(content_type);
-    conn_.apply(seq_, pool::Frame::Kind::stream_head, std::move(r));
-  }
-  void send_chunk(std::string data) override {
-    http::Response r;
-    r.body = std::move(data);
-    conn_.apply(seq_, pool::Frame::Kind::chunk, std::move(r));
-  }
-  void end_stream() override {
-    state_ = State::answered;
-    conn_.apply(seq_, pool::Frame::Kind::end, {});
-  }
-
- private:
-  Connection& conn_;
-  std::uint64_t seq_;
-  State state_ = State::nothing;
+/// Applies an inline handler's answer to its connection at once.
+struct ApplyInline {
+  Connection& conn;
+  std::uint64_t seq;
+  void operator()(pool::Frame::Kind kind, http::Response&& r) const { conn.apply(seq, kind, std::move(r)); }
 };
 }  // namespace
 
@@ -62,12 +36,18 @@ Worker::Worker(const ServerOptions& options, int index, const app::Router& route
       event_loop_(options.event_loop ? std::make_unique<evloop::EventLoop>(*options.event_loop) : nullptr),
       reactor_(event_loop_ ? event_loop_->reactor() : own_reactor_.emplace()),
       pool_(std::move(pool)),
+      executor_(event_loop_ && pool_ ? std::make_unique<evloop::Executor>(*event_loop_, *pool_) : nullptr),
+      coroutines_(event_loop_ ? std::make_unique<evloop::TaskSet>(*event_loop_) : nullptr),
       listener_(std::move(listener)),
       stop_fd_(::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)),
       clock_(stats::monotonic_ns),
       sweep_interval_ns_(std::clamp<std::int64_t>(
           std::min(options.header_timeout_ms, options.idle_timeout_ms) * kMsToNs / 4, 5 * kMsToNs, 1000 * kMsToNs)) {
   if (!stop_fd_) throw std::system_error(errno, std::generic_category(), "eventfd");
+  if (router_.has_coroutine_routes() && !event_loop_) {
+    throw std::invalid_argument("coroutine routes run on an event loop: set ServerOptions::event_loop");
+  }
+  if (event_loop_) coroutine_context_.emplace(app::CoroutineContext{*event_loop_, executor_.get()});
   accept_cb_.worker = this;
   accept_cb_.fn = &Worker::on_accept;
   stop_cb_.worker = this;
@@ -90,7 +70,7 @@ void Worker::run() {
 }
 
 bool Worker::run_turn(int max_wait_ms) {
-  if (draining_ && connections_.empty()) return false;
+  if (draining_ && connections_.empty() && coroutines_in_flight() == 0) return false;
   if (event_loop_) {
     const std::uint64_t ran = event_loop_->counts().callbacks_run;
     event_loop_->run_once(max_wait_ms);  // calls before_poll() and after_poll() around its poll
@@ -131,9 +111,17 @@ void Worker::start_loop() {
 }
 
 void Worker::finish_loop() {
-  // Every thread takes its pill. A drain that ran out of time stops the pool at the same
-  // deadline: jobs not started are abandoned, threads still inside a handler are let go.
-  if (pool_) pool_->stop(draining_ ? drain_deadline_ns_ : pool::HandlerPool::kNoDeadline);
+  // A coroutine still suspended (only when the turns ended before a drain finished) goes
+  // now, while what it waits on exists. Every thread takes its pill. A drain that ran out of
+  // time stops the pool at the same deadline: jobs not started are abandoned, threads still
+  // inside a handler are let go (and executor calls on them end with an error).
+  if (coroutines_) coroutines_->cancel_all();
+  const std::int64_t deadline = draining_ ? drain_deadline_ns_ : pool::HandlerPool::kNoDeadline;
+  if (executor_) {
+    executor_->stop(deadline);
+  } else if (pool_) {
+    pool_->stop(deadline);
+  }
   closed_.clear();
   loop_stats_.detach_current_thread();
 }
@@ -178,11 +166,15 @@ void Worker::on_accept() {
 // [worker.dispatch]
 void Worker::dispatch(Connection& conn, std::uint64_t seq, http::Request&& request) {
   const app::Router::Match match = router_.find(request.method, request.path());
-  if (match.handler == nullptr) {
+  if (match.handler == nullptr && match.coroutine == nullptr) {
     http::Response r;
     r.status = match.status;
     r.body = std::string(http::reason_phrase(match.status)) + "\n";
     conn.apply(seq, pool::Frame::Kind::whole, std::move(r));
+    return;
+  }
+  if (match.coroutine != nullptr) {  // chapter 04: on this loop, as a coroutine
+    coroutines_->spawn(run_coroutine(conn.id(), seq, std::move(request), *match.coroutine));
     return;
   }
   // A route that never blocks runs here even in pool mode: queued behind slow jobs it
@@ -213,40 +205,42 @@ void Worker::on_frame(pool::Frame& frame) {
 }
 // [worker.dispatch]
 
-// A handler that throws, or returns without answering, must not end the process or leave
-// its exchange open for ever: answer 500, or, if its stream had begun, end the stream
-// unterminated and close (the client sees a truncated answer, never a false end).
+// A handler that fails is answered by LoopResponder::finish (server/loop_responder.h).
 void Worker::run_inline(Connection& conn, std::uint64_t seq, const http::Request& request,
                         const http::Handler& handler) {
-  InlineResponder responder(conn, seq);
-  std::string failure;
+  LoopResponder responder(ApplyInline{conn, seq});
+  std::exception_ptr error;
   try {
     handler(request, responder);
-    if (responder.state() != InlineResponder::State::answered) failure = "returned without answering";
-  } catch (const std::exception& e) {
-    failure = std::string("threw: ") + e.what();
   } catch (...) {
-    failure = "threw a non-exception";
+    error = std::current_exception();
   }
-  if (failure.empty()) return;
-  loop_stats_.add(stats::Counter::handler_failures);
-  std::fprintf(stderr, "handoff: handler for %s %s %s\n", request.method.c_str(), std::string(request.path()).c_str(),
-               failure.c_str());
-  switch (responder.state()) {
-    case InlineResponder::State::answered:
-      break;  // it threw after answering: the answer stands
-    case InlineResponder::State::streaming:
-      conn.apply(seq, pool::Frame::Kind::abort, {});
-      break;
-    case InlineResponder::State::nothing: {
-      http::Response r;
-      r.status = 500;
-      r.body = std::string(http::reason_phrase(500)) + "\n";
-      conn.apply(seq, pool::Frame::Kind::whole, std::move(r));
-      break;
-    }
-  }
+  responder.finish(std::move(error), request, loop_stats_);
 }
+
+// [worker.coroutine]
+// The coroutine's frame holds the request and the responder for as long as the handler
+// runs. Its answer is routed by connection id and exchange sequence, as a pool's frames
+// are: the connection may have closed while it waited, and then the answer goes nowhere.
+evloop::Task<void> Worker::run_coroutine(std::uint64_t conn_id, std::uint64_t seq, http::Request request,
+                                         const app::CoroutineHandler& handler) {
+  LoopResponder responder(
+      [this, conn_id, seq](pool::Frame::Kind kind, http::Response&& r) { apply_to(conn_id, seq, kind, std::move(r)); });
+  std::exception_ptr error;
+  try {
+    co_await handler(request, responder, *coroutine_context_);
+  } catch (...) {
+    error = std::current_exception();
+  }
+  responder.finish(std::move(error), request, loop_stats_);
+}
+
+void Worker::apply_to(std::uint64_t conn_id, std::uint64_t seq, pool::Frame::Kind kind, http::Response&& response) {
+  const auto it = connections_.find(conn_id);
+  if (it == connections_.end()) return;  // the connection has gone: drop its answer
+  it->second->apply(seq, kind, std::move(response));
+}
+// [worker.coroutine]
 
 void Worker::close(Connection& conn) {
   if (conn.jobs_in_pool() > 0) --busy_connections_;  // its remaining frames will be dropped
@@ -287,6 +281,7 @@ void Worker::sweep(std::int64_t now) {
   all.reserve(connections_.size());
   for (auto& [id, conn] : connections_) all.push_back(conn.get());
   const bool force = draining_ && now >= drain_deadline_ns_;
+  if (force && coroutines_) coroutines_->cancel_all();  // the drain deadline: coroutines too
   for (Connection* conn : all) {
     if (force) {
       conn->close_now();  // the drain deadline: close what is left, answered or not

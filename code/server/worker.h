@@ -1,7 +1,8 @@
 // server/worker: one event-loop thread with its listener, connections and pool (chapter 01).
 // Role: run the loop (accept, read, dispatch, write, sweep timeouts), decide where each
-// handler runs (inline on this thread, or on the pool), route the pool's frames back to
-// their connections, and drain gracefully on request.
+// handler runs (inline on this thread, on the pool, or, from chapter 04, as a coroutine on
+// the loop), route the pool's frames and the coroutines' answers back to their
+// connections, and drain gracefully on request.
 #pragma once
 
 #include <array>
@@ -15,8 +16,12 @@
 #include <unordered_map>
 #include <vector>
 
+#include "app/coroutine_handler.h"
 #include "app/router.h"
 #include "evloop/event_loop.h"
+#include "evloop/executor.h"
+#include "evloop/task.h"
+#include "evloop/task_set.h"
 #include "http/date_cache.h"
 #include "loop/reactor.h"
 #include "net/listener.h"
@@ -30,7 +35,8 @@ namespace handoff::server {
 class Worker final : public pool::FrameSink, evloop::PollHooks {
  public:
   /// `pool` may be null when options.dispatch is inline. The listener is already open, or
-  /// closed (`net::Listener{}`) for a worker fed only through adopt().
+  /// closed (`net::Listener{}`) for a worker fed only through adopt(). A router with
+  /// coroutine routes needs options.event_loop (else std::invalid_argument).
   Worker(const ServerOptions& options, int index, const app::Router& router, stats::Registry& registry,
          std::unique_ptr<pool::HandlerPool> pool, net::Listener listener);
   ~Worker();
@@ -47,7 +53,8 @@ class Worker final : public pool::FrameSink, evloop::PollHooks {
   /// 0 only looks), handle them, sweep the timeouts when due. Returns false once a
   /// requested stop has drained.
   bool run_turn(int max_wait_ms = 1000);
-  /// Stop the pool and release what the last turn closed. Call once, after the last turn.
+  /// Destroy the coroutines still suspended, stop the pool and release what the last turn
+  /// closed. Call once, after the last turn.
   void finish_loop();
   /// Serve an already-connected stream socket (e.g. one end of a socketpair) as a
   /// connection, as if the listener had accepted it. Returns its connection id.
@@ -63,6 +70,8 @@ class Worker final : public pool::FrameSink, evloop::PollHooks {
   loop::Reactor& reactor() noexcept { return reactor_; }
   /// The worker's callback loop (null before chapter 04: options().event_loop unset).
   evloop::EventLoop* event_loop() noexcept { return event_loop_.get(); }
+  /// Coroutine handlers started and not yet ended (0 without an event loop).
+  std::size_t coroutines_in_flight() const noexcept { return coroutines_ ? coroutines_->size() : 0; }
   std::string_view date() const noexcept { return date_.get(); }
   /// The clock, read now: a deadline computed from a time read before the last wait
   /// would be short by however long that wait lasted.
@@ -93,6 +102,10 @@ class Worker final : public pool::FrameSink, evloop::PollHooks {
   int before_poll() override;
   void after_poll(int timeout_ms) override;
   void run_inline(Connection& conn, std::uint64_t seq, const http::Request& request, const http::Handler& handler);
+  evloop::Task<void> run_coroutine(std::uint64_t conn_id, std::uint64_t seq, http::Request request,
+                                   const app::CoroutineHandler& handler);
+  /// Apply a piece of exchange `seq`'s answer to connection `conn_id`, if it is still open.
+  void apply_to(std::uint64_t conn_id, std::uint64_t seq, pool::Frame::Kind kind, http::Response&& response);
 
   const ServerOptions& options_;
   const app::Router& router_;
@@ -105,6 +118,12 @@ class Worker final : public pool::FrameSink, evloop::PollHooks {
   std::optional<loop::Reactor> own_reactor_;
   loop::Reactor& reactor_;
   std::unique_ptr<pool::HandlerPool> pool_;
+  // With an event loop (chapter 04): the pool as run_in_executor's executor (with a pool),
+  // what coroutine handlers are given, and the coroutines in flight. Destroyed before the
+  // loop, whose timers and watches a destroyed coroutine withdraws.
+  std::unique_ptr<evloop::Executor> executor_;
+  std::optional<app::CoroutineContext> coroutine_context_;
+  std::unique_ptr<evloop::TaskSet> coroutines_;
   net::Listener listener_;
   net::Fd stop_fd_;  // eventfd: request_stop() → the loop
   Callback accept_cb_, stop_cb_;
