@@ -56,6 +56,10 @@ TOOLS = [
     # each of its 200-300 lost wakes costs the 20 ms that show the loop asleep. Full: ~40 s.
     Tool("03-lost-wakes", "loop-wake-stress", "loop-wake-stress",
          {"quick": {"runs": 1}, "full": {"runs": 3}}, check=True),
+    # 4 arms (wake spin 0 / 50 µs, with and without the lock model), each run a 100 ms
+    # warm-up and SECONDS measured: quick 3 rounds of 1 s, about 14 s; full 5 of 4 s, ~85 s.
+    Tool("04-turn-shape", "gil-spin", "gil-spin",
+         {"quick": {"seconds": 1, "rounds": 3}, "full": {"seconds": 4, "rounds": 5}}, check=True),
 ]
 
 
