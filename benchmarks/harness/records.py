@@ -61,6 +61,10 @@ TOOLS = [
     # arm (1,000 / cap waits of 1 ms) and the unbounded arm's thread creations and exits.
     Tool("04-turn-shape", "resolver-burst", "resolver-burst",
          {"quick": {"lookups": 1000, "rounds": 3}, "full": {"lookups": 1000, "rounds": 11}}, check=True),
+    # 4 arms (wake spin 0 / 50 µs, with and without the lock model), each run a 100 ms
+    # warm-up and SECONDS measured: quick 3 rounds of 1 s, about 14 s; full 5 of 4 s, ~85 s.
+    Tool("04-turn-shape", "gil-spin", "gil-spin",
+         {"quick": {"seconds": 1, "rounds": 3}, "full": {"seconds": 4, "rounds": 5}}, check=True),
 ]
 
 

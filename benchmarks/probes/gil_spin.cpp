@@ -1,0 +1,447 @@
+// probes/gil_spin: what a loop thread's wake spin costs when the threads that wake it still
+// hold the interpreter lock it needs (chapter 04, seed 003).
+// Role: a standalone model of seed 003's shape, a loop thread and K handler threads sharing
+// a model of CPython's GIL (sync::InterpreterLock), run with the loop's wake spin at 0 and at
+// 50 µs, each with the lock model and without it (the lock a no-op), so that the spin's cost
+// can be read apart from the lock's.
+//
+// The shape. Each handler thread holds the lock while it does interpreted work (--work-us,
+// in 1 µs units with a checkpoint after each, as CPython checks its eval breaker between
+// bytecodes), then, STILL HOLDING IT, posts a completion: it pushes its number onto the
+// loop's queue (chapter 02's MpmcRing) and pokes the loop only if the loop said it parks
+// (loop::WakeFlag, chapter 03's protocol). It then goes on with interpreted work
+// (--after-post-us: the rest of the Python code that called call_soon_threadsafe) and only
+// then releases the lock around a blocking wait for the loop's reply (release_for_io, as
+// CPython releases the GIL around a blocking call): a closed loop, K requests in flight.
+// The loop thread runs turns: it takes the lock, runs the callback of every completion queued
+// when the turn started (--callback-us of interpreted work each, with checkpoints) and
+// replies to its handler, then drops the lock before it looks for more (uvloop and seed 003's
+// fixed loop poll with the GIL released). With nothing queued it spins, WITHOUT the lock, for
+// up to --spin-us (seed 003: "the loop thread spun for up to 50 us, with the GIL released,
+// waiting for a cross-thread wake before parking"), pausing the core between looks and never
+// yielding it, then announces it parks, re-checks the queue, and waits in poll on the flag's
+// socket. A spin that catches a completion goes straight back to taking the lock: while the
+// handler that posted it still holds it.
+//
+// Per arm and round (--seconds of measured time after a 100 ms warm-up; arms alternate, the
+// order reversed every other round): completions per second; the loop thread's CPU µs per
+// completion (its thread CPU clock); the loop thread's waits for the lock, every take it made
+// (turn starts and re-takes after a drop at a checkpoint, 0 when the lock was free), pooled
+// over rounds into p50/p99/max; the lock's drop requests, forced switches and waited takes
+// (all threads) per completion; completions per turn (mean, p50, p99, max: the bursts);
+// spin catches, parks and pokes per completion.
+//
+// Where this model and seed 003's system differ (the report's list; say it with the figures):
+//  - The GIL is a model (sync/interpreter_lock.h says what of CPython's it keeps); the work is
+//    busy-waiting on the monotonic clock, not bytecode, so a preempted thread's wall time
+//    counts as work, and checkpoints come every microsecond, where CPython's come at its own
+//    eval-breaker instructions.
+//  - The seed's loop is rsloop (Rust) behind Granian, whose I/O threads and the loop contend
+//    for a real GIL with other Python threads, a pool (SQLAlchemy + asyncpg) and Postgres; here
+//    K identical handlers and one loop, no database, no sockets but the poke, and the handler's
+//    "I/O" is the wait for the loop's reply. The seed's churn (pool connects) is not modelled
+//    at all: only the bursts and the lock waits that led to it.
+//  - The spin's exact form in rsloop (pause, yield, clock checks) is not in the seed; this one
+//    pauses (sync::spin_until with no yield) for the whole budget.
+//  - When a spin can catch anything: in the lock arms a post needs the lock the loop has just
+//    dropped, so the next completion comes at least --work-us plus one hand-off of the lock (a
+//    waiter woken from its futex) after a turn; with the defaults (30 µs) a 50 µs spin
+//    catches it only when that hand-off takes under 20 µs. The seed's loop was woken by
+//    request starts and completions from many more threads; spin_catches_per_completion says
+//    how often this model's spin caught one, and the lock waits after a catch are the seed's
+//    mechanism only in proportion.
+//  - The machine: the seed measured in Docker with --cpus 2 (a CPU quota); this probe runs on
+//    whatever CPUs it is given, threads unpinned, and reports them.
+#include <poll.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdint>
+#include <cstdio>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "loop/wake_flag.h"
+#include "probe_report.h"
+#include "stats/thread_cpu.h"
+#include "sync/interpreter_lock.h"
+#include "sync/mpmc_ring.h"
+#include "sync/spin_wait.h"
+
+namespace handoff::bench {
+namespace {
+
+using Json = handoff::probes::Json;
+
+constexpr const char* kTool = "gil-spin";
+constexpr std::int64_t kWarmupNs = 100'000'000;
+constexpr std::int64_t kUnitNs = 1'000;  // interpreted work between two checkpoints
+
+struct Settings {
+  unsigned handlers = 8;  // seed 003's pool repro: 8 driver threads
+  double seconds = 1.0;
+  unsigned rounds = 3;
+  unsigned work_us = 30;
+  unsigned after_post_us = 20;
+  unsigned callback_us = 20;
+  unsigned switch_interval_us = 5000;  // CPython's default
+};
+
+struct Arm {
+  unsigned spin_us;
+  bool lock;
+  std::string name() const { return "spin" + std::to_string(spin_us) + (lock ? "/lock" : "/no-lock"); }
+};
+
+/// Interpreted work: `ns` of it in 1 µs units, a checkpoint after each. Each re-take a
+/// checkpoint had to make is appended to `waits` when given.
+void interpreted(sync::InterpreterLock& lock, std::int64_t ns, std::vector<std::int64_t>* waits) {
+  for (std::int64_t done = 0; done < ns; done += kUnitNs) {
+    const std::int64_t end = stats::monotonic_ns() + kUnitNs;
+    while (stats::monotonic_ns() < end) sync::cpu_relax();
+    const std::optional<std::int64_t> w = lock.checkpoint();
+    if (w && waits != nullptr) waits->push_back(*w);
+  }
+}
+
+struct alignas(64) Reply {
+  std::atomic<std::uint32_t> seq{0};  // bumped by the loop for each completion it ran
+};
+
+/// One run of one arm: what the loop thread measured after the warm-up.
+struct RunResult {
+  std::uint64_t completions = 0, turns = 0, spin_catches = 0, parks = 0, pokes = 0;
+  double wall_s = 0;
+  std::int64_t loop_cpu_ns = 0;
+  std::vector<std::int64_t> loop_waits;  // ns, every take the loop made
+  std::vector<std::uint32_t> per_turn;   // completions per turn
+  sync::InterpreterLockCounters lock_delta;
+};
+
+sync::InterpreterLockCounters minus(const sync::InterpreterLockCounters& a, const sync::InterpreterLockCounters& b) {
+  sync::InterpreterLockCounters d;
+  d.acquisitions = a.acquisitions - b.acquisitions;
+  d.waits = a.waits - b.waits;
+  d.drop_requests = a.drop_requests - b.drop_requests;
+  d.forced_switches = a.forced_switches - b.forced_switches;
+  d.switches = a.switches - b.switches;
+  d.wait_ns_total = a.wait_ns_total - b.wait_ns_total;
+  d.wait_ns_max = a.wait_ns_max;  // over the whole run, warm-up included
+  return d;
+}
+
+// [gil_spin.run]
+RunResult run_arm(const Settings& s, const Arm& arm) {
+  sync::InterpreterLockOptions lo;
+  lo.switch_interval = std::chrono::microseconds(s.switch_interval_us);
+  lo.enabled = arm.lock;
+  sync::InterpreterLock lock(lo);
+  sync::MpmcRing<std::uint32_t> queue(64);  // at most one completion per handler in flight
+  loop::WakeFlag wake;
+  std::vector<Reply> replies(s.handlers);
+  std::atomic<bool> stop{false};
+  std::atomic<std::uint64_t> pokes{0};
+
+  auto handler = [&](std::uint32_t me) {
+    stats::name_this_thread(("handler-" + std::to_string(me)).c_str());
+    lock.acquire();
+    // acquire (here and below): pairs with the loop's release bump, after it ran our callback.
+    std::uint32_t seen = replies[me].seq.load(std::memory_order_acquire);
+    while (!stop.load(std::memory_order_relaxed)) {  // relaxed: polled; the bump below wakes us
+      interpreted(lock, std::int64_t{s.work_us} * 1000, nullptr);
+      // The post, lock held: push, then poke the loop if it announced it parks.
+      if (!queue.try_push(me)) throw std::logic_error("gil-spin: the completion queue is full");
+      if (wake.poke_if_waiting(nullptr, stats::Counter::completion_pokes)) {
+        pokes.fetch_add(1, std::memory_order_relaxed);  // relaxed: a count, read after join
+      }
+      interpreted(lock, std::int64_t{s.after_post_us} * 1000, nullptr);
+      lock.release_for_io([&] {
+        while (replies[me].seq.load(std::memory_order_acquire) == seen && !stop.load(std::memory_order_relaxed)) {
+          replies[me].seq.wait(seen, std::memory_order_acquire);
+        }
+      });
+      seen = replies[me].seq.load(std::memory_order_acquire);
+    }
+    lock.release();
+  };
+
+  RunResult r;
+  auto loop = [&] {
+    stats::name_this_thread("loop");
+    const sync::SpinPolicy spin{std::int64_t{arm.spin_us} * 1000, std::int64_t{arm.spin_us} * 1000};
+    const std::int64_t start = stats::monotonic_ns();
+    const std::int64_t measure_from = start + kWarmupNs;
+    const std::int64_t end = measure_from + static_cast<std::int64_t>(s.seconds * 1e9);
+    bool measuring = false;
+    std::int64_t cpu0 = 0, wall0 = 0;
+    std::uint64_t pokes0 = 0;
+    sync::InterpreterLockCounters lock0;
+    for (;;) {
+      const std::int64_t now = stats::monotonic_ns();
+      if (!measuring && now >= measure_from) {
+        measuring = true;
+        cpu0 = stats::thread_cpu_ns();
+        wall0 = now;
+        pokes0 = pokes.load(std::memory_order_relaxed);  // relaxed: a count
+        lock0 = lock.counters();
+      }
+      if (now >= end) break;
+      if (!queue.empty()) {
+        // A turn: take the lock, run the completions queued now, drop it before looking again.
+        const std::int64_t waited = lock.acquire();
+        std::vector<std::int64_t>* waits = measuring ? &r.loop_waits : nullptr;
+        if (waits != nullptr) waits->push_back(waited);
+        const std::size_t generation = std::max<std::size_t>(queue.size_approx(), 1);
+        std::uint32_t ran = 0, who = 0;
+        while (ran < generation && queue.try_pop(who)) {
+          interpreted(lock, std::int64_t{s.callback_us} * 1000, waits);
+          replies[who].seq.fetch_add(1, std::memory_order_release);  // release: pairs with the handler's acquire load
+          replies[who].seq.notify_one();
+          ++ran;
+        }
+        lock.release();
+        if (measuring) {
+          r.completions += ran;
+          ++r.turns;
+          r.per_turn.push_back(ran);
+        }
+        continue;
+      }
+      if (arm.spin_us > 0 && sync::spin_until(spin, [&] { return !queue.empty(); })) {
+        if (measuring) ++r.spin_catches;
+        continue;
+      }
+      wake.announce_wait();
+      if (!queue.empty()) {
+        wake.end_wait();
+        continue;
+      }
+      pollfd p{wake.loop_fd(), POLLIN, 0};
+      ::poll(&p, 1, 20);  // bounded: the run's end needs no poke
+      wake.end_wait();
+      if ((p.revents & POLLIN) != 0) wake.take_poke(nullptr);
+      if (measuring) ++r.parks;
+    }
+    r.wall_s = static_cast<double>(stats::monotonic_ns() - wall0) / 1e9;
+    r.loop_cpu_ns = stats::thread_cpu_ns() - cpu0;
+    r.pokes = pokes.load(std::memory_order_relaxed) - pokes0;  // relaxed: a count
+    r.lock_delta = minus(lock.counters(), lock0);
+    stop.store(true, std::memory_order_relaxed);  // relaxed: each handler is woken by the bump below
+    for (Reply& reply : replies) {
+      reply.seq.fetch_add(1, std::memory_order_release);  // release: as in a turn
+      reply.seq.notify_one();
+    }
+  };
+
+  std::vector<std::thread> threads;
+  for (std::uint32_t i = 0; i < s.handlers; ++i) threads.emplace_back(handler, i);
+  std::thread loop_thread(loop);
+  loop_thread.join();
+  for (auto& t : threads) t.join();
+  return r;
+}
+// [gil_spin.run]
+
+double percentile(std::vector<double> xs, double q) {
+  if (xs.empty()) return 0;
+  std::sort(xs.begin(), xs.end());
+  const auto i = static_cast<std::size_t>(q * static_cast<double>(xs.size() - 1) + 0.5);
+  return xs[std::min(i, xs.size() - 1)];
+}
+
+struct Tally {
+  std::vector<double> per_s, cpu_us, waited_per_c, drops_per_c, forced_per_c, catches_per_c, parks_per_c, pokes_per_c;
+  std::vector<double> loop_wait_us, per_turn;
+  std::uint64_t completions = 0, turns = 0;
+};
+
+double per(std::uint64_t n, std::uint64_t d) { return d > 0 ? static_cast<double>(n) / static_cast<double>(d) : 0.0; }
+
+void add(Tally& t, const RunResult& r) {
+  t.completions += r.completions;
+  t.turns += r.turns;
+  t.per_s.push_back(r.wall_s > 0 ? static_cast<double>(r.completions) / r.wall_s : 0.0);
+  t.cpu_us.push_back(r.completions > 0 ? static_cast<double>(r.loop_cpu_ns) / 1e3 / static_cast<double>(r.completions)
+                                       : 0.0);
+  std::uint64_t waited = 0;
+  for (const std::int64_t w : r.loop_waits) {
+    t.loop_wait_us.push_back(static_cast<double>(w) / 1e3);
+    waited += w > 0 ? 1 : 0;
+  }
+  for (const std::uint32_t n : r.per_turn) t.per_turn.push_back(n);
+  t.waited_per_c.push_back(per(waited, r.completions));
+  t.drops_per_c.push_back(per(r.lock_delta.drop_requests, r.completions));
+  t.forced_per_c.push_back(per(r.lock_delta.forced_switches, r.completions));
+  t.catches_per_c.push_back(per(r.spin_catches, r.completions));
+  t.parks_per_c.push_back(per(r.parks, r.completions));
+  t.pokes_per_c.push_back(per(r.pokes, r.completions));
+}
+
+Json result_of(const Arm& arm, const Tally& t, unsigned rounds) {
+  double mean_turn = 0;
+  for (const double n : t.per_turn) mean_turn += n;
+  mean_turn = t.per_turn.empty() ? 0 : mean_turn / static_cast<double>(t.per_turn.size());
+  const double wait_max = t.loop_wait_us.empty() ? 0 : *std::max_element(t.loop_wait_us.begin(), t.loop_wait_us.end());
+  return Json{{"arm", arm.name()},
+              {"spin_us", arm.spin_us},
+              {"lock", arm.lock ? "on" : "off"},
+              {"rounds", rounds},
+              {"completions", t.completions},
+              {"turns", t.turns},
+              {"completions_per_s", handoff::probes::median_min_max(t.per_s)},
+              {"loop_cpu_us_per_completion", handoff::probes::median_min_max(t.cpu_us)},
+              {"loop_lock_wait_us", Json{{"p50", percentile(t.loop_wait_us, 0.50)},
+                                         {"p99", percentile(t.loop_wait_us, 0.99)},
+                                         {"max", wait_max},
+                                         {"takes", t.loop_wait_us.size()}}},
+              {"loop_waited_takes_per_completion", handoff::probes::median_min_max(t.waited_per_c)},
+              {"drop_requests_per_completion", handoff::probes::median_min_max(t.drops_per_c)},
+              {"forced_switches_per_completion", handoff::probes::median_min_max(t.forced_per_c)},
+              {"completions_per_turn", Json{{"mean", mean_turn},
+                                            {"p50", percentile(t.per_turn, 0.50)},
+                                            {"p99", percentile(t.per_turn, 0.99)},
+                                            {"max", percentile(t.per_turn, 1.0)}}},
+              {"spin_catches_per_completion", handoff::probes::median_min_max(t.catches_per_c)},
+              {"parks_per_completion", handoff::probes::median_min_max(t.parks_per_c)},
+              {"pokes_per_completion", handoff::probes::median_min_max(t.pokes_per_c)}};
+}
+
+// -------------------------------------------------------------------------------------
+// --check FILE: the smoke test's judge. The shape (each of the four arms once, every arm
+// completed work), and what the no-lock arms cannot have: a wait for the lock or a drop
+// request. The lock arms' costs are reported, never asserted.
+// -------------------------------------------------------------------------------------
+
+int check_file(const std::string& path) {
+  const std::optional<Json> read = handoff::probes::read_json(path, kTool);
+  if (!read) return 1;
+  const Json& doc = *read;
+  std::vector<std::string> problems = handoff::probes::envelope_problems(doc, kTool, true);
+  if (doc.contains("results") && doc["results"].is_array()) {
+    for (const Arm arm : {Arm{0, true}, Arm{50, true}, Arm{0, false}, Arm{50, false}}) {
+      const std::string where = arm.name();
+      int found = 0;
+      for (const Json& r : doc["results"]) {
+        if (r.value("arm", "") != where) continue;
+        ++found;
+        if (!r.contains("completions") || !r["completions"].is_number_unsigned() ||
+            r["completions"].get<std::uint64_t>() == 0) {
+          problems.push_back(where + ": no completions");
+        }
+        for (const char* k : {"completions_per_s", "loop_cpu_us_per_completion"}) {
+          if (!r.contains(k) || !r[k].is_object() || !(r[k].value("median", 0.0) > 0)) {
+            problems.push_back(where + ": " + k + ".median is not a positive number");
+          }
+        }
+        for (const char* k : {"loop_lock_wait_us", "completions_per_turn"}) {
+          if (!r.contains(k) || !r[k].is_object()) problems.push_back(where + ": no " + k + " object");
+        }
+        if (!arm.lock && r.contains("loop_lock_wait_us") && r["loop_lock_wait_us"].is_object() &&
+            r["loop_lock_wait_us"].value("max", -1.0) != 0.0) {
+          problems.push_back(where + ": the loop waited for a lock that is a no-op");
+        }
+        if (!arm.lock && r.contains("drop_requests_per_completion") &&
+            r["drop_requests_per_completion"].value("max", -1.0) != 0.0) {
+          problems.push_back(where + ": drop requests without a lock");
+        }
+      }
+      if (found != 1) problems.push_back(where + " appears " + std::to_string(found) + " times (expected once)");
+    }
+  }
+  return handoff::probes::check_verdict(problems, kTool, path, "lists the four arms; the no-lock arms never waited");
+}
+
+void print_table(const Json& doc) {
+  std::printf("%-14s %10s %10s %9s %9s %9s %9s %9s %9s %9s\n", "arm", "compl/s", "loopCPUus", "wait p50", "wait p99",
+              "wait max", "drops/c", "per turn", "catch/c", "parks/c");
+  for (const Json& r : doc["results"]) {
+    std::printf("%-14s %10.0f %10.2f %9.1f %9.1f %9.1f %9.4f %9.2f %9.3f %9.3f\n", r["arm"].get<std::string>().c_str(),
+                r["completions_per_s"]["median"].get<double>(), r["loop_cpu_us_per_completion"]["median"].get<double>(),
+                r["loop_lock_wait_us"]["p50"].get<double>(), r["loop_lock_wait_us"]["p99"].get<double>(),
+                r["loop_lock_wait_us"]["max"].get<double>(), r["drop_requests_per_completion"]["median"].get<double>(),
+                r["completions_per_turn"]["mean"].get<double>(),
+                r["spin_catches_per_completion"]["median"].get<double>(),
+                r["parks_per_completion"]["median"].get<double>());
+  }
+}
+
+int run(int argc, char** argv) {
+  CLI::App app{"gil-spin: a loop's wake spin against wakers that still hold a model of CPython's GIL"};
+  Settings s;
+  std::vector<unsigned> spins{0, 50};
+  std::vector<std::string> locks{"on", "off"};
+  std::string json_path, check_path;
+  app.add_option("--handlers", s.handlers, "Handler threads (requests in flight)")->check(CLI::Range(1u, 60u));
+  app.add_option("--seconds", s.seconds, "Measured seconds per arm per round (after a 100 ms warm-up)")
+      ->check(CLI::Range(0.05, 600.0));
+  app.add_option("--rounds", s.rounds, "Rounds; arms alternate within each, reversed every other round")
+      ->check(CLI::Range(1u, 1000u));
+  app.add_option("--work-us", s.work_us, "A handler's interpreted work before it posts, lock held")
+      ->check(CLI::Range(1u, 100'000u));
+  app.add_option("--after-post-us", s.after_post_us,
+                 "A handler's interpreted work after it posts, before it releases the lock for its wait")
+      ->check(CLI::Range(0u, 100'000u));
+  app.add_option("--callback-us", s.callback_us, "The loop's interpreted work per completion")
+      ->check(CLI::Range(1u, 100'000u));
+  app.add_option("--switch-interval-us", s.switch_interval_us,
+                 "The lock's switch interval (CPython: sys.getswitchinterval(), 5 ms)")
+      ->check(CLI::Range(1u, 1'000'000u));
+  app.add_option("--spin-us", spins, "Loop wake spins to run (default 0,50)")
+      ->check(CLI::Range(0u, 100'000u))
+      ->delimiter(',');
+  app.add_option("--lock", locks, "Arms with the lock model (on) and without it (off)")
+      ->check(CLI::IsMember({"on", "off"}))
+      ->delimiter(',');
+  app.add_option("--json", json_path, "Write the JSON report to this file (default: stdout)");
+  app.add_option("--check", check_path,
+                 "Instead of measuring, check FILE (written by this tool): the four arms once, the "
+                 "no-lock arms never waiting; exit 1 if not")
+      ->excludes("--json");
+  CLI11_PARSE(app, argc, argv);
+  if (!check_path.empty()) return check_file(check_path);
+
+  std::vector<Arm> arms;
+  for (const std::string& l : {std::string("on"), std::string("off")}) {
+    if (std::find(locks.begin(), locks.end(), l) == locks.end()) continue;
+    for (const unsigned spin : spins) arms.push_back(Arm{spin, l == "on"});
+  }
+  std::vector<Tally> tallies(arms.size());
+  for (unsigned round = 0; round < s.rounds; ++round) {
+    for (std::size_t i = 0; i < arms.size(); ++i) {
+      const std::size_t k = round % 2 == 0 ? i : arms.size() - 1 - i;
+      const RunResult r = run_arm(s, arms[k]);
+      add(tallies[k], r);
+      std::fprintf(
+          stderr, "round %u/%u %-14s %8.0f completions/s, loop %.2f us CPU each, %.2f per turn\n", round + 1, s.rounds,
+          arms[k].name().c_str(), r.wall_s > 0 ? static_cast<double>(r.completions) / r.wall_s : 0.0,
+          r.completions > 0 ? static_cast<double>(r.loop_cpu_ns) / 1e3 / static_cast<double>(r.completions) : 0,
+          per(r.completions, r.turns));
+    }
+  }
+  Json results = Json::array();
+  for (std::size_t k = 0; k < arms.size(); ++k) results.push_back(result_of(arms[k], tallies[k], s.rounds));
+  const Json doc{{"tool", kTool},
+                 {"machine", handoff::probes::machine()},
+                 {"settings", Json{{"handlers", s.handlers},
+                                   {"seconds", s.seconds},
+                                   {"rounds", s.rounds},
+                                   {"work_us", s.work_us},
+                                   {"after_post_us", s.after_post_us},
+                                   {"callback_us", s.callback_us},
+                                   {"switch_interval_us", s.switch_interval_us},
+                                   {"spin_us", spins},
+                                   {"lock", locks}}},
+                 {"results", std::move(results)}};
+  return handoff::probes::emit_report(doc, json_path, kTool, print_table);
+}
+
+}  // namespace
+}  // namespace handoff::bench
+
+int main(int argc, char** argv) { return handoff::bench::run(argc, argv); }
