@@ -264,7 +264,9 @@ TEST_CASE(
       });
     }
     CHECK(pool.counts().waits == 44);  // six opening, the rest in line
+    const long polls_before = g_polls.load(std::memory_order_relaxed);
     loop.run_until([&] { return finished == 50; });
+    CHECK(g_polls.load(std::memory_order_relaxed) == polls_before);  // no libpq call waited
     counts = pool.counts();
   }  // the pool closes its idle connections
   CHECK(errors.empty());

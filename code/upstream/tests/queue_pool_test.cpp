@@ -189,6 +189,34 @@ TEST_CASE("queue pool: waiters are served in the order they asked, each by the n
   CHECK(r.pool.counts().timeouts == 0);
 }
 
+TEST_CASE(
+    "queue pool: a checkout made after a check-in woke a waiter, before the waiter ran, does not take the "
+    "waiter's connection",
+    "[queue_pool][ch04]") {
+  Watchdog dog(10s, "queue pool reserved connection");
+  Rig r(opts(1, 0));
+  r.checkout(1);
+  r.run_until_held(1);
+  std::vector<std::string> order;
+  r.pool.checkout([&](Conn c, std::string) {
+    order.push_back("waiter");
+    r.held.push_back(std::move(c));
+  });
+  r.pool.checkin(std::move(r.held.front()));  // wakes the waiter; it runs later in the loop
+  r.held.clear();
+  r.pool.checkout([&](Conn c, std::string) {
+    order.push_back("latecomer");
+    r.held.push_back(std::move(c));
+  });
+  CHECK(order.empty());  // the latecomer was not served from the queue at once
+  r.run_until_held(1);
+  CHECK(order == std::vector<std::string>{"waiter"});
+  r.pool.checkin(std::move(r.held.front()));
+  r.held.clear();
+  r.run_until_held(1);
+  CHECK(order == std::vector<std::string>{"waiter", "latecomer"});
+}
+
 TEST_CASE("queue pool: a checkout that waits past the timeout gets an error and leaves the queue",
           "[queue_pool][ch04]") {
   Watchdog dog(10s, "queue pool timeout");
