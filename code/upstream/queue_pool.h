@@ -59,12 +59,18 @@ struct QueuePoolCounts {
 /// the queue and closes the rest. As in SQLAlchemy, a waiter is served only by a check-in;
 /// a slot freed by a close does not wake it.
 ///
-/// Not SQLAlchemy's: pool_size 0 (no limit) and max_overflow -1 (no overflow limit), LIFO,
-/// recycling and pre-ping. `Conn` needs `bool usable() const`; destroying it closes it.
-/// Destroying the pool closes its idle connections and drops its waiters uncalled; an open or
-/// a wake still pending then finds the pool gone and does nothing (a late connection is
-/// closed). Checked-out connections may outlive the pool. Cost: a checkout served from the
-/// idle queue runs its callback at once; a waiter costs a list node, a timer and a call_soon.
+/// Where it differs. Left out: pool_size 0 (no limit), max_overflow -1 (no overflow limit),
+/// LIFO, recycling, pre-ping. asyncio's queue lets a get() that finds the queue non-empty
+/// take a connection a woken waiter has not collected yet (the waiter then queues again, at
+/// the back); here it is reserved, so waiters keep their order. SQLAlchemy returns an
+/// invalidated connection's record to the queue, to reconnect at its next checkout; here the
+/// unusable connection is closed and its slot goes straight to a waiter.
+///
+/// `Conn` needs `bool usable() const`; destroying it closes it. Destroying the pool closes
+/// its idle connections and drops its waiters uncalled; an open or a wake still pending then
+/// finds the pool gone and does nothing (a late connection is closed). Checked-out
+/// connections may outlive the pool. Cost: a checkout served from the idle queue runs its
+/// callback at once; a waiter costs a list node, a timer and a call_soon.
 template <class Conn>
 class QueuePool {
  public:
