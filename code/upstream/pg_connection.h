@@ -1,0 +1,102 @@
+// upstream/pg_connection: one PostgreSQL connection driven by libpq's asynchronous API on the
+// event loop (chapter 04).
+// Role: the upstream a request's handler queries. Its socket is one more descriptor of the
+// loop: connecting (PQconnectPoll), sending (PQflush) and reading results (PQconsumeInput,
+// PQisBusy, PQgetResult) each run when the loop says the socket is ready, never waiting.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "evloop/event_loop.h"
+
+struct pg_conn;  // libpq's PGconn and PGresult, kept out of every includer
+struct pg_result;
+
+namespace handoff::upstream {
+
+/// One statement's outcome: its rows as text (SQL NULL reads as ""), or why it failed.
+struct PgResult {
+  std::string error;  ///< empty when the statement succeeded
+  std::vector<std::string> columns;
+  std::vector<std::vector<std::string>> rows;
+  bool ok() const noexcept { return error.empty(); }
+};
+
+/// A libpq connection on an evloop::EventLoop. Loop thread only.
+///
+/// Guarantees: no libpq call made here waits (the connection is non-blocking, and
+/// PQgetResult is called only once PQisBusy says it will not wait), so the loop never
+/// blocks on the server; every callback runs exactly once, on the loop, never before the
+/// call that started it returns. The socket stays watched for reading while the connection
+/// is idle, so a server-side close (pg_terminate_backend, a restart) is noticed at once:
+/// usable() turns false and a later query fails with the reason. A query in flight when
+/// the server goes away fails with libpq's message.
+///
+/// Not covered: a host *name* is resolved by libpq inside PQconnectStart/PQconnectPoll with
+/// a blocking getaddrinfo; pass `hostaddr=` (an address) to keep the loop from waiting.
+/// SCRAM's key derivation (4096 rounds of HMAC-SHA-256) runs on the loop as CPU work.
+///
+/// Cost: one epoll registration for the connection's life (the writer only while a send is
+/// pending); one heap-allocated result per statement.
+class PgConnection {
+ public:
+  /// Runs once, on the loop: the connection, or null and libpq's error.
+  using Connected = std::function<void(std::unique_ptr<PgConnection>, std::string error)>;
+  using QueryDone = std::function<void(PgResult)>;
+
+  /// Start connecting with libpq's `conninfo` (keywords or a URI; what it omits comes from
+  /// the PG* environment). The attempt owns itself until `done` runs; the loop must keep
+  /// running until then.
+  static void connect(evloop::EventLoop& loop, const std::string& conninfo, Connected done);
+
+  /// Closes the connection (PQfinish, without waiting); a query still in flight is dropped
+  /// and its callback never runs.
+  ~PgConnection();
+  PgConnection(const PgConnection&) = delete;
+  PgConnection& operator=(const PgConnection&) = delete;
+
+  /// Send one statement with text parameters ($1, $2, ...). One at a time: a query while
+  /// another is in flight, or on a broken connection, fails (through `done`).
+  void query(const std::string& sql, const std::vector<std::string>& params, QueryDone done);
+
+  /// Connected, not broken, no query in flight: fit to go back to a pool.
+  bool usable() const noexcept;
+  bool broken() const noexcept { return !broken_reason_.empty(); }
+  /// Why the connection broke (libpq's message, after the server's last notice if any).
+  const std::string& broken_reason() const noexcept { return broken_reason_; }
+  /// The server process serving this connection (pg_stat_activity.pid).
+  int backend_pid() const noexcept;
+  /// Whether libpq's send side is non-blocking (PQisnonblocking): true once connected.
+  bool nonblocking() const noexcept;
+
+ private:
+  explicit PgConnection(evloop::EventLoop& loop);
+  static void on_notice(void* self, const char* message);
+  void connect_step();
+  void end_connect(std::string error);
+  void on_readable();
+  bool flush();
+  void collect();
+  void absorb(const pg_result* r);
+  void finish_query();
+  void fail_query(std::string error);
+  void fail_later(QueryDone done, std::string error);
+  void mark_broken(std::string why);
+  void unwatch();
+
+  evloop::EventLoop& loop_;
+  pg_conn* conn_ = nullptr;
+  int fd_ = -1;  // the socket the loop watches now (-1: none)
+  bool writer_ = false;
+  std::unique_ptr<PgConnection> self_;  // while connecting: the attempt owns itself
+  Connected on_connected_;
+  QueryDone on_done_;  // set while a query is in flight
+  PgResult result_;
+  std::string last_notice_;
+  std::string broken_reason_;
+};
+
+}  // namespace handoff::upstream
