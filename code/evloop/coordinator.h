@@ -32,7 +32,7 @@ namespace handoff::evloop {
 /// that window a thread wake-up long, where the direct arm's is a lock's.
 ///
 /// Cost per post: the inbox's lock and a fence; per batch the coordinator forwards: the
-/// loop queue's lock and a fence; a poke (a send, and a recv on the woken side) per sleeping
+/// loop queue's lock and a fence; a poke (an eventfd write, and a read on the woken side) per sleeping
 /// thread.
 class Coordinator {
  public:
