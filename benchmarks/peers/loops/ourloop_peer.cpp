@@ -6,8 +6,8 @@
 // hop through a coordinator thread) and turn shape --turn picks, which also name the loop in
 // the report ("ourloop", "ourloop-coord", "ourloop-drain"); a timer is call_later(1 s) then
 // Handle::cancel; the echo is two non-blocking sockets on add_reader, writing at once and
-// waiting for add_writer only for what the kernel did not take. The executor round trip is
-// not run yet (see main). One loop serves every workload in turn; a run ends with stop(),
+// waiting for add_writer only for what the kernel did not take; the executor is
+// evloop::Executor on chapter 03's ElasticPool. One loop serves every workload in turn; a run ends with stop(),
 // since an idle EventLoop waits for more rather than returning as uv_run and
 // io_context::run do.
 #include <fcntl.h>
@@ -27,10 +27,14 @@
 #include <vector>
 
 #include "evloop/event_loop.h"
+#include "evloop/executor.h"
 #include "evloop/loop_flags.h"
+#include "evloop/pool_binding.h"
 #include "loop_peer.h"
 #include "net/fd.h"
 #include "net/listener.h"
+#include "pool/elastic_pool.h"
+#include "stats/thread_stats.h"
 
 namespace handoff::peers {
 namespace {
@@ -106,6 +110,39 @@ Span cancelled_timers(int ops) {
     for (int i = 0; i < ops; ++i) loop().call_later(std::chrono::seconds(1), never).cancel();
     loop().call_soon([] { loop().stop(); });
   });
+  loop().run_forever();
+  return watch.stop();
+}
+
+// (4) A trivial job on chapter 03's elastic pool of 4 threads (its default options) through
+// run_in_executor (evloop::Executor); its result, back on the loop as a callback, submits the
+// next. The pool, its binding to the loop and the executor are made before the span and
+// stopped after it, so the other workloads' turns do not ask an idle pool before every poll.
+struct Executing {
+  stats::Registry registry;
+  pool::ElasticPool pool{pool::PoolConfig{0, 4}};
+  evloop::PoolBinding binding{loop(), pool, registry};
+  evloop::Executor executor{loop(), pool};
+  int left = 0;
+  ~Executing() { executor.stop(pool::HandlerPool::kNoDeadline); }
+
+  void submit_next() {
+    executor.submit([v = left] { return v + 1; },
+                    [this](evloop::Result<int> r) {
+                      if (std::move(r).get() != left + 1) fatal("an executor call came back with another's value");
+                      if (--left > 0) {
+                        submit_next();
+                      } else {
+                        loop().stop();
+                      }
+                    });
+  }
+};
+Span executor_round_trips(int ops) {
+  Executing e;
+  e.left = ops;
+  const Stopwatch watch;
+  loop().call_soon([&e] { e.submit_next(); });
   loop().run_forever();
   return watch.stop();
 }
@@ -221,7 +258,7 @@ Span run(Workload w, int ops) {
     case Workload::cancelled_timer:
       return cancelled_timers(ops);
     case Workload::executor_round_trip:
-      break;  // not supported yet (main)
+      return executor_round_trips(ops);
     case Workload::tcp_echo:
       return echo(ops);
   }
@@ -234,10 +271,6 @@ Span run(Workload w, int ops) {
 int main(int argc, char** argv) {
   using namespace handoff::peers;
   Peer peer{kTool, "ourloop", run, wake_check};
-  // EventLoop has no run_in_executor yet: until it does, the report lists the executor round
-  // trip as not supported. It plugs in as a case of run() above, shaped as the other peers'
-  // (README.md, workload 4), and this line goes.
-  peer.not_supported = {{Workload::executor_round_trip, "EventLoop::run_in_executor is not written yet"}};
   return peer_main(argc, argv, peer, [](CLI::App& app, Peer& p) {
     // The stage's own switches; the loop's name in the report says which arm ran.
     handoff::evloop::add_loop_flags(app, g_options);
