@@ -56,6 +56,11 @@ TOOLS = [
     # each of its 200-300 lost wakes costs the 20 ms that show the loop asleep. Full: ~40 s.
     Tool("03-lost-wakes", "loop-wake-stress", "loop-wake-stress",
          {"quick": {"runs": 1}, "full": {"runs": 3}}, check=True),
+    # 2 turn shapes x one run of the chain_beside_socket scenario with a 2048-step chain,
+    # longer than a drain turn's cap (1024), on our callback loop: a count, not a timing,
+    # so quick and full are the same run (well under a second).
+    Tool("04-turn-shape", "chain-beside-socket", "loop-oracle",
+         {"quick": {"chain_steps": 2048}, "full": {"chain_steps": 2048}}, check=True),
 ]
 
 
