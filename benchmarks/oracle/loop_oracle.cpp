@@ -73,6 +73,7 @@ std::vector<std::string> words_of(const std::string& s) {
   return out;
 }
 
+// A decimal integer of at most nine digits (oracle.py takes any length; no scenario needs more).
 bool is_number(const std::string& s) {
   return !s.empty() && s.size() <= 9 &&
          std::all_of(s.begin(), s.end(), [](unsigned char c) { return std::isdigit(c); });
