@@ -65,6 +65,11 @@ TOOLS = [
     # warm-up and SECONDS measured: quick 3 rounds of 1 s, about 14 s; full 5 of 4 s, ~85 s.
     Tool("04-turn-shape", "gil-spin", "gil-spin",
          {"quick": {"seconds": 1, "rounds": 3}, "full": {"seconds": 4, "rounds": 5}}, check=True),
+    # 2 turn shapes x one run of the chain_beside_socket scenario with a 2048-step chain,
+    # longer than a drain turn's cap (1024), on our callback loop: a count, not a timing,
+    # so quick and full are the same run (well under a second).
+    Tool("04-turn-shape", "chain-beside-socket", "loop-oracle",
+         {"quick": {"chain_steps": 2048}, "full": {"chain_steps": 2048}}, check=True),
 ]
 
 

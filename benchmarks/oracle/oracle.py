@@ -4,7 +4,7 @@
 Role: run a scheduling scenario (scenarios/*.scenario, format in README.md) on a real
 event loop and print the order in which its callbacks ran, one label a line; the
 committed *.expected logs are asyncio's, and a runner over our own loop must print the
-same (the next slice's C++ runner reads the same files).
+same (loop_oracle.cpp, which `compare` runs, reads the same files).
 
   oracle.py SCENARIO [--loop asyncio|uvloop|drain|split]
       print SCENARIO's log under that loop
@@ -18,6 +18,13 @@ same (the next slice's C++ runner reads the same files).
       (drain: a turn runs to quiescence; split: thread-posted callbacks wait in their own
       queue and join behind the local ones at the next turn) must fail exactly the
       scenarios listed in BROKEN_FAILS, so the scenarios can tell those shapes apart
+  oracle.py compare RUNNER SCENARIO [--turn generation|drain]
+      our own loop: run `RUNNER SCENARIO --turn T` (loop-oracle, the C++ runner over
+      evloop::EventLoop) and compare its output with SCENARIO's committed asyncio log, byte
+      for byte; exit 1 on a mismatch (with a diff) or a failed run
+  oracle.py compare RUNNER --turn drain --fails-exactly drain
+      our loop's negative control: run every scenario as above and require the mismatches
+      to be exactly BROKEN_FAILS["drain"], the scenarios that tell the turn shapes apart
 
 `drain` and `split` exist only for self-test; they are not loops anyone should compare
 against.
@@ -32,6 +39,7 @@ import difflib
 import faulthandler
 import queue
 import socket
+import subprocess
 import sys
 import threading
 import time
@@ -315,7 +323,57 @@ def mismatches(kind: str, quiet: bool = False) -> set[str]:
     return bad
 
 
+def runner_verdict(runner: str, path: Path, turn: str, quiet: bool = False) -> str:
+    """"same" when our loop's runner prints the committed asyncio log for `path` byte for
+    byte, "differs" when it prints another (the diff, unless `quiet`), "failed" when it
+    exits non-zero or hangs (always said)."""
+    want = path.with_suffix(".expected").read_bytes()
+    try:
+        run = subprocess.run([runner, str(path), "--turn", turn], capture_output=True,
+                             timeout=WATCHDOG_S + 10)
+    except subprocess.TimeoutExpired:
+        print(f"{path.stem}: {runner} ran past {WATCHDOG_S + 10} s")
+        return "failed"
+    if run.returncode != 0:
+        print(f"{path.stem}: {runner} exited with {run.returncode}: "
+              f"{run.stderr.decode(errors='replace').strip()}")
+        return "failed"
+    if run.stdout == want:
+        if not quiet:
+            print(f"{path.stem}: our loop ({turn}) prints asyncio's log")
+        return "same"
+    if not quiet:
+        print("\n".join(difflib.unified_diff(
+            want.decode().split("\n"), run.stdout.decode(errors="replace").split("\n"),
+            f"{path.stem} (asyncio, committed)", f"{path.stem} (our loop, {turn})", lineterm="")))
+    return "differs"
+
+
+def compare(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(prog="oracle.py compare")
+    parser.add_argument("runner", help="the runner over our loop (BUILD/bin/loop-oracle)")
+    parser.add_argument("scenario", nargs="?", type=Path)
+    parser.add_argument("--turn", choices=("generation", "drain"), default="generation")
+    parser.add_argument("--fails-exactly", choices=sorted(BROKEN_FAILS),
+                        help="run every scenario; the mismatches must be BROKEN_FAILS[this]")
+    args = parser.parse_args(argv)
+    if args.fails_exactly is None:
+        if args.scenario is None:
+            parser.error("a scenario, or --fails-exactly")
+        return 0 if runner_verdict(args.runner, args.scenario, args.turn) == "same" else 1
+    verdicts = {p.stem: runner_verdict(args.runner, p, args.turn, quiet=True) for p in scenario_paths()}
+    if "failed" in verdicts.values():
+        return 1  # a crash or a hang is not the mismatch this control looks for
+    want = BROKEN_FAILS[args.fails_exactly]
+    got = {name for name, v in verdicts.items() if v == "differs"}
+    verdict = "as required" if got == want else f"but must fail exactly {sorted(want)}"
+    print(f"our loop ({args.turn}): fails {sorted(got)} {verdict}")
+    return 0 if got == want else 1
+
+
 def main() -> int:
+    if len(sys.argv) > 1 and sys.argv[1] == "compare":
+        return compare(sys.argv[2:])
     if len(sys.argv) > 1 and sys.argv[1] in ("check", "self-test"):
         parser = argparse.ArgumentParser()
         parser.add_argument("mode")

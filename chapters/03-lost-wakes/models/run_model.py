@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """models/run_model: check one variant of a Promela model with spin, and judge the verdict (chapter 03).
 
-Copies the model (and every .pml beside it, for #include) into WORKDIR, generates the
+Copies the model (and every .pml beside it or beside this script, such as tso.pml, for
+#include) into WORKDIR, generates the
 verifier (`spin -a -DNAME=VALUE ... model.pml`), compiles it (`cc -O2 -DSAFETY`: safety
 only, assertions and invalid end states), runs it, and reads its `errors:` line.
 
@@ -12,6 +13,7 @@ only, assertions and invalid end states), runs it, and reads its `errors:` line.
                   rendered as a timeline by trail_table.py into WORKDIR/trail.md.
   --trail FILE    with --expect fail: FILE must hold exactly that rendered timeline
                   (the committed copy under trails/); --write-trail rewrites FILE instead.
+  --workers NAME  the timeline's name for the model's columns 1.. (default pool: pool-1, ...).
 """
 
 import argparse
@@ -37,6 +39,7 @@ def main() -> int:
     ap.add_argument("--trail", help="the committed rendered trail to compare with (fail only)")
     ap.add_argument("--write-trail", action="store_true", help="rewrite --trail instead of comparing")
     ap.add_argument("--title", default="", help="the rendered trail's title")
+    ap.add_argument("--workers", default="pool", help="the trail's name for columns 1.. (NAME-1, ...)")
     ap.add_argument("--spin", default="spin")
     ap.add_argument("--cc", default="cc")
     args = ap.parse_args()
@@ -45,9 +48,12 @@ def main() -> int:
     name = os.path.basename(model)
     label = name + "".join(f" -D{d}" for d in args.define)
     os.makedirs(args.workdir, exist_ok=True)
-    for f in os.listdir(os.path.dirname(model)):
-        if f.endswith(".pml"):
-            shutil.copy(os.path.join(os.path.dirname(model), f), args.workdir)
+    # The .pml files beside this script (tso.pml, the machine every chapter's models run
+    # on), then those beside the model, which may replace them.
+    for folder in (HERE, os.path.dirname(model)):
+        for f in os.listdir(folder):
+            if f.endswith(".pml"):
+                shutil.copy(os.path.join(folder, f), args.workdir)
     for stale in (name + ".trail", "pan"):
         if os.path.exists(os.path.join(args.workdir, stale)):
             os.remove(os.path.join(args.workdir, stale))
@@ -95,7 +101,8 @@ def main() -> int:
     replay = r.stdout
     with open(os.path.join(args.workdir, "replay.txt"), "w", encoding="utf-8") as f:
         f.write(replay)
-    r = subprocess.run([sys.executable, os.path.join(HERE, "trail_table.py"), "--title", args.title],
+    r = subprocess.run([sys.executable, os.path.join(HERE, "trail_table.py"), "--title", args.title,
+                        "--workers", args.workers],
                        input=replay, capture_output=True, text=True)
     if r.returncode != 0:
         print(f"run_model: {label}: could not render the trail:\n{r.stderr}", file=sys.stderr)

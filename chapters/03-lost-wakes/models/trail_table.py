@@ -4,7 +4,8 @@
 Reads what `spin -T -t MODEL` prints when it replays a pan trail and writes a Markdown
 table the book can show: one row per step a thread took, in the thread's column, in the
 order the steps happened. The models announce their steps with printf lines of the form
-`@<column>|<text>`: column 0 is the loop, column N the pool thread N; `@@|<text>` is the
+`@<column>|<text>`: column 0 is the loop, column N the pool thread N (named
+`--workers`-N: a model whose other threads are not a pool's names them); `@@|<text>` is the
 verdict of a check at the end, where nothing can move, and `@!|<text>` the verdict of an
 assertion that fails on the way; either is printed only when its check fails, and becomes
 the line under the table. Every other line of spin's output (the final state dump) is
@@ -17,8 +18,8 @@ import argparse
 import sys
 
 
-def column_name(col: int) -> str:
-    return "loop" if col == 0 else f"pool-{col}"
+def column_name(col: int, workers: str = "pool") -> str:
+    return "loop" if col == 0 else f"{workers}-{col}"
 
 
 VERDICTS = {"@@": "Then nothing can move: ", "@!": "Then the check fails: "}
@@ -45,13 +46,13 @@ def parse(lines):
     return steps, verdict
 
 
-def render(steps, verdict, title):
+def render(steps, verdict, title, workers="pool"):
     cols = sorted({c for c, _ in steps})
     out = []
     if title:
         out.append(f"**{title}**")
         out.append("")
-    header = ["step"] + [column_name(c) for c in cols]
+    header = ["step"] + [column_name(c, workers) for c in cols]
     out.append("| " + " | ".join(header) + " |")
     out.append("|" + "|".join(["---:"] + ["---"] * len(cols)) + "|")
     for i, (col, text) in enumerate(steps, start=1):
@@ -67,6 +68,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("input", nargs="?", help="spin -T -t output (default: stdin)")
     ap.add_argument("--title", default="", help="a bold line above the table")
+    ap.add_argument("--workers", default="pool", help="the name of columns 1.. (NAME-1, ...)")
     args = ap.parse_args()
     if args.input:
         with open(args.input, encoding="utf-8") as f:
@@ -76,7 +78,7 @@ def main() -> int:
     if not steps:
         print("trail_table: no @column|text lines in the input", file=sys.stderr)
         return 1
-    sys.stdout.write(render(steps, verdict, args.title))
+    sys.stdout.write(render(steps, verdict, args.title, args.workers))
     return 0
 
 
