@@ -48,7 +48,8 @@
  * The property. When nothing can move any more (timeout), the loop must not be in
  * epoll_wait while a post waits in the queue.
  *
- * Variants (spin -DNAME=value; each defaults to the code as it ships):
+ * Variants (spin -DNAME=value; each defaults to the post queue as first written, its re-check
+ * under the lock; the code as it ships re-checks lock-free, LOCKED_RECHECK=0):
  *   RECHECK_FIRST=1   ParkOrder::recheck_then_announce: re-check, then raise the flag
  *   FENCE_LOOP=0      no fence between raising the flag and the re-check
  *   FENCE_POST=0      no fence between the push and the read of the flag
