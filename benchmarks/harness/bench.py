@@ -52,6 +52,7 @@ import micro  # noqa: E402
 import probe  # noqa: E402
 import loop_peers  # noqa: E402
 import loop_profile  # noqa: E402
+import postgres  # noqa: E402
 import records  # noqa: E402
 import report  # noqa: E402
 import runner  # noqa: E402
@@ -351,6 +352,20 @@ def cmd_verify(args) -> int:
     return 1 if problems else 0
 
 
+def needs_postgres(args) -> bool:
+    """Whether this command runs something that needs a PostgreSQL (then the whole command
+    runs again inside a throwaway cluster; without pg_virtualenv those parts are skipped, or
+    fail a `run`)."""
+    if args.cmd == "run":
+        return "postgres" in specfile.load(args.spec).needs
+    tools = [t for t in records.TOOLS if args.cmd == "all" or
+             (args.cmd == "records" and args.only in (None, t.name))]
+    if any("postgres" in t.needs for t in tools):
+        return True
+    return args.cmd == "all" and any(
+        "postgres" in specfile.load(p).needs for p in glob.glob(os.path.join(SPECS_DIR, "*.toml")))
+
+
 def main(argv: list[str]) -> int:
     ap = argparse.ArgumentParser(prog="bench.py", description=__doc__.split("\n\n")[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -429,6 +444,8 @@ def main(argv: list[str]) -> int:
     args.argv = [os.path.abspath(argv[0])] + argv[1:]
     if hasattr(args, "allow_dirty") and refuse_dirty(args):
         return 2
+    if needs_postgres(args) and not postgres.inside() and postgres.missing() is None:
+        return postgres.reexec_inside([sys.executable, *args.argv])
     CHILDREN.install()
     try:
         return args.func(args)

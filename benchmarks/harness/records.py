@@ -19,6 +19,7 @@ import os
 import sys
 from dataclasses import dataclass
 
+import postgres
 import report
 from servers import run_logged
 
@@ -32,6 +33,8 @@ class Tool:
     binary: str          # BUILD/bin/<binary>
     settings: dict       # mode -> {flag: value}, passed as --flag value (underscores as dashes)
     check: bool          # the binary judges its own JSON with --check PATH
+    needs: tuple[str, ...] = ()  # services it needs: ("postgres",) runs inside the cluster
+                                 # bench.py starts (harness/postgres.py), else is not run
 
 
 # Every tool the book renders. Full-mode counts keep each under about two minutes on the
@@ -65,6 +68,14 @@ TOOLS = [
     # warm-up and SECONDS measured: quick 3 rounds of 1 s, about 14 s; full 5 of 4 s, ~85 s.
     Tool("04-turn-shape", "gil-spin", "gil-spin",
          {"quick": {"seconds": 1, "rounds": 3}, "full": {"seconds": 4, "rounds": 5}}, check=True),
+    # 8 arms (drain / generation turn x wake spin 0 / 50 µs x lock model on / off) of seed 003's
+    # pool churn against the PostgreSQL bench.py starts: each run a fresh loop and pool 4 + 2,
+    # a 300 ms warm-up and SECONDS measured: quick 3 rounds of 1 s, about 35 s; full 5 of
+    # 2.5 s, about 2 min. At 2-6 k requests/s on two shared cores one new session is 0.2-0.5
+    # per 1k in a 1 s window: read the quick mode's session counts as coarse.
+    Tool("04-turn-shape", "pool-churn", "pool-churn",
+         {"quick": {"seconds": 1, "rounds": 3}, "full": {"seconds": 2.5, "rounds": 5}},
+         check=True, needs=("postgres",)),
     # 2 turn shapes x one run of the chain_beside_socket scenario with a 2048-step chain,
     # longer than a drain turn's cap (1024), on our callback loop: a count, not a timing,
     # so quick and full are the same run (well under a second).
@@ -199,6 +210,10 @@ def run_records(*, build_dir: str, out_dir: str, repo_root: str, mode: str, argv
         exe = os.path.join(build_dir, "bin", tool.binary)
         if not os.access(exe, os.X_OK):
             missing.append(f"{tool.chapter}/{tool.name}: {exe} not built")
+            continue
+        if "postgres" in tool.needs and not postgres.inside():
+            missing.append(f"{tool.chapter}/{tool.name}: a PostgreSQL: "
+                           f"{postgres.missing() or 'not started (bench.py starts one)'}")
             continue
         try:
             run_tool(tool, build_dir=build_dir, out_dir=out_dir, repo_root=repo_root, mode=mode,

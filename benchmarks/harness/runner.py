@@ -25,10 +25,12 @@ from __future__ import annotations
 import os
 import shlex
 import shutil
+import subprocess
 import sys
 import time
 
 import clients
+import postgres
 import procfs
 import report
 import servers
@@ -59,12 +61,17 @@ def measure_cell(spec: Spec, arm, row, round_index: int, order: int, settings,
     tag = f"r{round_index}-{row.name}-{arm.name}"
     server = servers.Server(arm, build_dir, repo_root, os.path.join(workdir, tag))
     bin_dir = os.path.join(build_dir, "bin")
+    pg_sessions = postgres.SessionCounter() if "postgres" in spec.needs else None
+    served = 0  # requests over the server's whole life (warm-up included), for pg_sessions
     try:
+        if pg_sessions is not None:
+            pg_sessions.start()
         server.start()
         cell["server_argv"] = server.argv
         url = server.url(row.path)
         if settings.warmup_s > 0:
-            clients.run(row, url, settings.warmup_s, bin_dir, server.workdir, "warmup")
+            served += clients.run(row, url, settings.warmup_s, bin_dir, server.workdir,
+                                  "warmup").requests
         if not server.alive():
             raise servers.StartError(f"arm {arm.name} died during warm-up")
         targets = server.targets()
@@ -75,6 +82,7 @@ def measure_cell(spec: Spec, arm, row, round_index: int, order: int, settings,
         result = clients.run(row, url, settings.duration_s, bin_dir, server.workdir,
                              "measured")
         t1 = time.monotonic()
+        served += result.requests
         s1 = procfs.snapshot(targets)
         m1, self1 = procfs.machine_times(), _self_ticks()
         stats1 = _read_stats(server, cell) if stats0 is not None else None
@@ -114,6 +122,14 @@ def measure_cell(spec: Spec, arm, row, round_index: int, order: int, settings,
             if cell["server_exit"] != 0:
                 cell["server_stderr_tail"] = servers._tail(server.stderr_path)
         server.cleanup()
+    if pg_sessions is not None and cell["ok"]:
+        # PostgreSQL's own count, over the server's life: see harness/postgres.py.
+        try:
+            cell["pg_sessions"] = {"sessions": pg_sessions.stop(), "requests": served}
+            cell["metrics"]["pg_sessions_per_req"] = (
+                cell["pg_sessions"]["sessions"] / served if served > 0 else None)
+        except (TimeoutError, subprocess.SubprocessError, ValueError) as e:
+            cell.update(ok=False, error=f"PostgreSQL session count: {e}")
     return cell
 
 
@@ -180,6 +196,9 @@ def run_spec(spec: Spec, *, mode: str, build_dir: str, out_dir: str, repo_root: 
     `bench.py run` line for this one spec, kept as "reproduce" with paths made
     relative to the repository, which is what the book prints under a table."""
     arms, rows, missing = check_parts(spec, build_dir, repo_root)
+    if "postgres" in spec.needs and not postgres.inside():
+        missing.append(f"a PostgreSQL: {postgres.missing() or 'not started (bench.py starts one)'}")
+        arms = []
     if missing and not allow_missing:
         raise MissingParts("; ".join(missing))
     for m in missing:

@@ -12,6 +12,7 @@ Shape of a spec:
     name = "server"
     title = "..."                  # optional, for the stdout table and the plots
     in_all = true                  # `bench.py all` runs it (smoke specs say false)
+    needs = ["postgres"]           # optional: services the arms need (harness/postgres.py)
     busy_threshold_pct = 25        # flag a cell when the rest of the machine used more
     verdict_metrics = ["loop_us_per_req", "rps"]
     plots = ["loop_us_per_req", "rps"]
@@ -59,6 +60,7 @@ ARM_KINDS = ("stage", "floor", "nginx")
 MODELS = ("closed", "paced", "open")
 CLIENTS = ("loadgen", "wrk")
 MODES = ("quick", "full")
+SERVICES = ("postgres",)  # a spec's `needs`: harness/postgres.py starts one for the run
 LOOPBACK_HOST = "127.0.0.1"
 
 
@@ -125,6 +127,7 @@ class Spec:
     rows: list[Row]
     compares: list[Compare] = field(default_factory=list)
     text: str = ""
+    needs: tuple[str, ...] = ()
 
 
 def _need(table: dict, key: str, kind, where: str):
@@ -230,7 +233,7 @@ def parse(text: str, path: str = "<spec>") -> Spec:
         raise SpecError(f"{path}: {e}") from e
     _only(doc, {"spec", "modes", "arms", "rows", "compare"}, path)
     head = _need(doc, "spec", dict, path)
-    _only(head, {"chapter", "name", "title", "in_all", "busy_threshold_pct",
+    _only(head, {"chapter", "name", "title", "in_all", "needs", "busy_threshold_pct",
                  "min_rounds_for_verdict", "verdict_metrics", "plots"}, "spec")
     arms = [_arm(t, i) for i, t in enumerate(_need(doc, "arms", list, path))]
     rows = [_row(t, i) for i, t in enumerate(_need(doc, "rows", list, path))]
@@ -268,6 +271,10 @@ def parse(text: str, path: str = "<spec>") -> Spec:
         else:
             raise SpecError(f"compare[{i}]: {a!r} and {b!r} must both be arms or both rows")
         compares.append(Compare(a, b, over, tuple(metrics)))
+    needs = tuple(head.get("needs", []))
+    for n in needs:
+        if n not in SERVICES:
+            raise SpecError(f"spec: needs {n!r}: known services are {sorted(SERVICES)}")
     chapter = _need(head, "chapter", str, "spec")
     name = _need(head, "name", str, "spec")
     for part in (chapter, name):
@@ -279,7 +286,7 @@ def parse(text: str, path: str = "<spec>") -> Spec:
                 min_rounds_for_verdict=int(head.get("min_rounds_for_verdict", 3)),
                 verdict_metrics=verdict_metrics, plots=plots,
                 modes=_modes(_need(doc, "modes", dict, path)), arms=arms, rows=rows,
-                compares=compares, text=text)
+                compares=compares, text=text, needs=needs)
 
 
 def load(path: str) -> Spec:

@@ -53,6 +53,20 @@ METRICS: dict[str, tuple[bool, str, str]] = {
                                     "{:.3f}"),
     "loop_polls_per_req": (False, "loop zero-timeout epoll_waits/request", "{:.3f}"),
     "loop_callbacks_per_req": (False, "callbacks the loop's event loop ran/request", "{:.3f}"),
+    # Chapter 04, part 2: the workers' upstream pools (GET /db), as the pools count them.
+    "pg_opened_per_req": (False, "upstream connections the pools opened (each a new PostgreSQL "
+                          "session)/request", "{:.4f}"),
+    "pg_closed_on_checkin_per_req": (False, "upstream connections closed at check-in (idle "
+                                     "queue full)/request", "{:.4f}"),
+    "pg_waits_per_req": (False, "checkouts that waited for a connection/request", "{:.3f}"),
+    "pg_checkin_turns_per_req": (False, "loop turns with a check-in/request (its inverse: "
+                                 "check-ins per such turn)", "{:.3f}"),
+    "pg_burst_checkins_per_req": (False, "check-ins after pool_size others in their turn"
+                                  "/request", "{:.4f}"),
+    # PostgreSQL's own count (pg_stat_database.sessions) over the server's life, warm-up
+    # included, per request served in it (specs that need postgres; harness/postgres.py).
+    "pg_sessions_per_req": (False, "new PostgreSQL sessions (its own count, server's life)"
+                            "/request", "{:.4f}"),
     "handoff_syscalls_per_req": (False, "hand-off sends and receives (system calls)/request",
                                  "{:.2f}"),
     "loop_syscalls_per_req": (False, "loop system calls/request", "{:.2f}"),
@@ -66,7 +80,10 @@ CSV_METRICS = ("rps", "loop_us_per_req", "pool_us_per_req", "server_us_per_req",
                "server_sleeps_per_req", "parks_per_req", "wakes_sent_per_req",
                "spin_catches_per_req", "completion_pokes_per_req", "stolen_pokes_per_req",
                "chained_wakes_per_req", "age_wakes_per_req", "loop_blocking_waits_per_req",
-               "loop_polls_per_req", "loop_callbacks_per_req", "handoff_syscalls_per_req",
+               "loop_polls_per_req", "loop_callbacks_per_req", "pg_opened_per_req",
+               "pg_closed_on_checkin_per_req", "pg_waits_per_req", "pg_checkin_turns_per_req",
+               "pg_burst_checkins_per_req", "pg_sessions_per_req",
+               "handoff_syscalls_per_req",
                "loop_syscalls_per_req", "pool_syscalls_per_req")
 
 # Counter metrics: metric -> (counters in /stats, summed; the role whose threads must
@@ -88,6 +105,12 @@ COUNTER_METRICS: dict[str, tuple[tuple[str, ...], str, bool]] = {
     "loop_polls_per_req": (("loop_polls",), "loop", True),
     # Chapter 04's: callbacks run on a worker's event loop (0 on stages before it).
     "loop_callbacks_per_req": (("loop_callbacks",), "loop", True),
+    # Chapter 04, part 2: each worker's pool publishes into its loop thread's counters.
+    "pg_opened_per_req": (("pg_opened",), "loop", True),
+    "pg_closed_on_checkin_per_req": (("pg_closed_on_checkin",), "loop", True),
+    "pg_waits_per_req": (("pg_waits",), "loop", True),
+    "pg_checkin_turns_per_req": (("pg_checkin_turns",), "loop", True),
+    "pg_burst_checkins_per_req": (("pg_burst_checkins",), "loop", True),
     "handoff_syscalls_per_req": (("handoff_sends", "handoff_recvs"), "pool", False),
     "loop_syscalls_per_req": (("syscalls",), "loop", True),
     "pool_syscalls_per_req": (("syscalls",), "pool", True),

@@ -35,10 +35,12 @@ sys.path.insert(0, HERE)
 import bench  # noqa: E402
 import clients  # noqa: E402
 import records  # noqa: E402
+import postgres  # noqa: E402
 import procfs  # noqa: E402
 import loop_peers  # noqa: E402
 import loop_profile  # noqa: E402  (the harness's perf profile of the loop)
 import report  # noqa: E402
+import runner  # noqa: E402
 import servers  # noqa: E402
 import serverstats  # noqa: E402
 import specfile  # noqa: E402
@@ -509,6 +511,32 @@ connections = 16
 """
 
 
+class PostgresSessions(unittest.TestCase):
+    """harness/postgres.SessionCounter against a scripted psql: PostgreSQL publishes a
+    session's count when the backend exits, so each of the counter's own reads shows up in
+    the next one and the last read's does not."""
+
+    def run_counter(self, answers):
+        replies = iter(answers)
+        with mock.patch.object(postgres, "_psql", side_effect=lambda sql: next(replies)), \
+                mock.patch.object(postgres.time, "sleep"):
+            c = postgres.SessionCounter()
+            c.start()
+            return c.stop()
+
+    def test_the_counters_own_reads_are_subtracted(self):
+        # before: 10; the server opened 7; the first after-read still sees 2 backends (the
+        # server's last one and the before-read's), the second sees none and 10+7+2 = 19.
+        self.assertEqual(self.run_counter(["10", "2|17", "0|19"]), 7)
+        self.assertEqual(self.run_counter(["10", "0|11"]), 0)
+
+    def test_backends_that_never_leave_are_an_error_not_a_count(self):
+        replies = ["10"] + ["1|11"] * 1000
+        with mock.patch.object(postgres.time, "monotonic", side_effect=[0.0, 0.0, 100.0]):
+            with self.assertRaises(TimeoutError):
+                self.run_counter(replies)
+
+
 class Specs(unittest.TestCase):
     def test_a_minimal_spec_parses_with_defaults(self):
         s = specfile.parse(MINIMAL)
@@ -528,10 +556,21 @@ class Specs(unittest.TestCase):
             "unknown metric": MINIMAL.replace("[spec]", "[spec]\nplots = [\"speed\"]"),
             "paced without rate": MINIMAL + 'model = "paced"\n',
             "binary as a path": MINIMAL.replace('"handoff-01"', '"/bin/sh"'),
+            "unknown service": MINIMAL.replace("[spec]", "[spec]\nneeds = [\"mysql\"]"),
         }
         for what, text in bad.items():
             with self.subTest(what), self.assertRaises(specfile.SpecError):
                 specfile.parse(text)
+
+    def test_a_spec_that_needs_postgres_is_skipped_outside_a_cluster(self):
+        s = specfile.parse(MINIMAL.replace("[spec]", "[spec]\nneeds = [\"postgres\"]"))
+        self.assertEqual(s.needs, ("postgres",))
+        with mock.patch.dict(os.environ, {postgres.MARK: ""}), \
+                mock.patch.object(runner, "check_parts", return_value=(s.arms, s.rows, [])):
+            with self.assertRaises(runner.MissingParts):
+                runner.run_spec(s, mode="quick", build_dir="/nonexistent", out_dir="/x",
+                                repo_root=HERE, argv=[], reproduce_argv=[],
+                                settings=s.modes["quick"], allow_missing=False)
 
     def test_only_loopback_targets_are_accepted(self):
         for ok in ("127.0.0.1", "127.0.0.2", "::1", "[::1]"):

@@ -12,7 +12,8 @@ The role's text is ``FILE: EXPRESSION`` with an optional ``; FORMAT``::
 
 ``FILE`` is relative to the results directory (the same one ``results-table`` reads).
 A *cell* is ``column[key=value, ...]``: the keys must select exactly one line of the CSV.
-An expression is one cell, or two cells joined by ``/``, ``-``, ``+`` or ``*``. ``FORMAT``
+An expression is one cell, or two cells joined by ``/``, ``-``, ``+`` or ``*``, or a cell
+and a plain number (``pg_sessions_per_req[row=c16, arm=drain] * 1000``: per 1,000). ``FORMAT``
 is a Python format specification (``.2f``, ``.0%``, ``,.0f``); without one, a single cell
 prints as the CSV has it and a computed value with two decimals. The rendered number is an
 ``<abbr>`` whose title names the file and the expression, so a reader can find its source.
@@ -37,6 +38,7 @@ __version__ = "1"
 logger = logging.getLogger(__name__)
 
 CELL = re.compile(r"\s*([A-Za-z0-9_.%-]+)\s*\[([^\]]*)\]\s*")
+CONSTANT = re.compile(r"\s*([0-9]+(?:\.[0-9]+)?)\s*$")
 OPERATORS = {
     "/": lambda a, b: a / b,
     "-": lambda a, b: a - b,
@@ -70,6 +72,10 @@ def parse(text: str) -> tuple[str, list[tuple[str, dict[str, str]]], str | None,
     fmt = fmt.strip() or None
     cells, op, pos = [], None, 0
     while True:
+        c = CONSTANT.match(expr, pos) if cells else None
+        if c:
+            cells.append((None, {"": c.group(1)}))  # a plain number, after an operator
+            break
         m = CELL.match(expr, pos)
         if not m:
             raise CellError(f"{expr.strip()!r}: expected column[key=value, ...] at {expr[pos:].strip()!r}")
@@ -129,7 +135,8 @@ def evaluate(root: str, text: str) -> tuple[str, str]:
         raise CellError(f"results file {path} does not exist")
     with open(path, encoding="utf-8", newline="") as f:
         lines = list(csv.DictReader(f))
-    values = [read_cell(lines, rel, column, keys) for column, keys in cells]
+    values = [keys[""] if column is None else read_cell(lines, rel, column, keys)
+              for column, keys in cells]
     if op is None and fmt is None:
         return values[0], path
     nums = [number(v, f"{c}[{', '.join(f'{k}={x}' for k, x in keys.items())}]")

@@ -14,7 +14,8 @@ from the sibling .json::
     ```
 
 ``:columns:`` picks and renames columns (``name`` or ``name=Heading``, comma
-separated), in the order given; without it a default set is shown. Any column of the
+separated; ``name*1000`` shows a column times 1,000, a per-request count per 1,000
+requests), in the order given; without it a default set is shown. Any column of the
 CSV may be named, so the counter columns are shown the same way
 (``loop_sleeps_per_req=loop sleeps/req, parks_per_req=parks/req``). A name the CSV
 lacks but whose ``name_median``/``name_min``/``name_max`` columns it has shows as
@@ -78,15 +79,27 @@ def parse_pairs(text: str | None) -> list[tuple[str, str]]:
     return out
 
 
+def scaled(text: str, factor: float | None) -> str:
+    """A cell's number times `factor` (None: the text as written), to four significant
+    digits: per request read as per 1,000 requests (``pg_sessions_per_req*1000``)."""
+    if factor is None or not text:
+        return text
+    return f"{float(text) * factor:.4g}"
+
+
 def cell_text(line: dict, key: str) -> str | None:
-    """The text of one cell, or None when the CSV has no such column."""
+    """The text of one cell, or None when the CSV has no such column. ``name*N`` shows the
+    column times the plain number N."""
+    key, star, factor_text = key.partition("*")
+    factor = float(factor_text) if star else None
     if key in line:
-        return line[key] or "–"
+        return scaled(line[key], factor) or "–"
     med, lo, hi = (line.get(f"{key}_{s}") for s in ("median", "min", "max"))
     if med is None:
         return None
     if not med:
         return "–"
+    med, lo, hi = (scaled(x, factor) if x else x for x in (med, lo, hi))
     if lo and hi and (lo != med or hi != med):
         return f"{med} ({lo}–{hi})"
     return med

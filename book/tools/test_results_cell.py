@@ -33,12 +33,14 @@ GOOD = [
      "0.827"),
     ("t.csv: loop_us_per_req_median[row=c16, arm=dgram] - loop_us_per_req_median[row=c16, arm=inline]; .1f",
      "3.1"),
+    ("t.csv: loop_us_per_req_median[row=c16, arm=ring] * 1000; .0f", "6960"),
 ]
 BAD = [
     ("missing file", "nope.csv: loop_us_per_req_median[row=c16, arm=ring]", "does not exist"),
     ("missing column", "t.csv: loop_us_per_req_p50[row=c16, arm=ring]", "no column 'loop_us_per_req_p50'"),
     ("missing row", "t.csv: loop_us_per_req_median[row=c64, arm=ring]", "no line with row=c64"),
     ("ambiguous row", "t.csv: loop_us_per_req_median[row=c256, arm=ring]", "2 lines with"),
+    ("a number first", "t.csv: 1000 * loop_us_per_req_median[row=c16, arm=ring]", "expected column"),
     ("empty cell", "t.csv: p99_us_median[row=c16, arm=inline] / p99_us_median[row=c16, arm=ring]", "is empty"),
 ]
 

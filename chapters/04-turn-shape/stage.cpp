@@ -3,10 +3,14 @@
 // connections, the listener and the pool's completions are served as before, inside the
 // loop's poll, and callbacks, timers and thread-safe posts run on the same thread, one turn
 // shape or the other (`--turn generation|drain`, env HANDOFF_TURN). Handlers may be
-// coroutines on that loop (/async/work, /async/sleep).
+// coroutines on that loop (/async/work, /async/sleep), and, given an upstream (`--pg`), each
+// worker has its own connection pool to PostgreSQL on its loop, which GET /db queries.
 #include <CLI/CLI.hpp>
 
 #include "app/demo_routes.h"
+#if HANDOFF_HAVE_LIBPQ
+#include "app/db_route.h"
+#endif
 #include "evloop/loop_flags.h"
 #include "pool/ring_flags.h"
 #include "server/server.h"
@@ -23,6 +27,10 @@ int main(int argc, char** argv) {
   pool::add_wake_flag(cli, ring);
   evloop::EventLoopOptions loop;
   evloop::add_loop_flags(cli, loop);
+#if HANDOFF_HAVE_LIBPQ  // built without libpq (Debian libpq-dev), stage 04 has no upstream
+  app::DbOptions db;
+  app::add_db_flags(cli, db);
+#endif
   CLI11_PARSE(cli, argc, argv);
   evloop::apply_loop_env(loop);
   options.event_loop = loop;
@@ -31,6 +39,12 @@ int main(int argc, char** argv) {
   app::Router router;
   app::add_demo_routes(router, registry);
   app::add_async_demo_routes(router);
+#if HANDOFF_HAVE_LIBPQ
+  if (!db.conninfo.empty()) {
+    options.worker_services = app::db_services(db);
+    app::add_db_route(router);
+  }
+#endif
   server::Server server(options, router, registry, pool::ring_pool_factory(ring));
   return server::run_until_signal(server, registry);
 }

@@ -12,10 +12,7 @@
 
 namespace handoff::app {
 
-namespace {
-
-/// A query parameter as a number clamped to [0, max]; `fallback` when absent or bad.
-long number(const http::Request& req, std::string_view name, long fallback, long max) {
+long query_number(const http::Request& req, std::string_view name, long fallback, long max) {
   const std::string_view text = req.query(name);
   long v = fallback;
   if (!text.empty()) {
@@ -24,6 +21,8 @@ long number(const http::Request& req, std::string_view name, long fallback, long
   }
   return std::clamp(v, 0L, max);
 }
+
+namespace {
 
 http::Response text(std::string body, std::string type = "text/plain") {
   http::Response r;
@@ -66,18 +65,18 @@ void add_demo_routes(Router& router, const stats::Registry& registry) {
       kNeverBlocks);
 
   router.add("GET", "/sleep", [](const http::Request& req, http::Responder& out) {
-    const long ms = number(req, "ms", 0, 30'000);
+    const long ms = query_number(req, "ms", 0, 30'000);
     std::this_thread::sleep_for(std::chrono::milliseconds(ms));
     out.send(text(slept(ms)));
   });
 
   router.add("GET", "/cpu", [](const http::Request& req, http::Responder& out) {
-    out.send(text(burn_cpu(number(req, "us", 0, 1'000'000))));
+    out.send(text(burn_cpu(query_number(req, "us", 0, 1'000'000))));
   });
 
   router.add("GET", "/stream", [](const http::Request& req, http::Responder& out) {
-    const long chunks = number(req, "chunks", 3, 10'000);
-    const long ms = number(req, "ms", 0, 10'000);
+    const long chunks = query_number(req, "chunks", 3, 10'000);
+    const long ms = query_number(req, "ms", 0, 10'000);
     out.start_stream(200, "text/plain");
     for (long i = 0; i < chunks; ++i) {
       if (i > 0 && ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(ms));
@@ -99,7 +98,7 @@ void add_async_demo_routes(Router& router) {
   router.add_coroutine(
       "GET", "/async/work",
       [](const http::Request& req, http::Responder& out, const CoroutineContext& ctx) -> evloop::Task<void> {
-        const long us = number(req, "us", 0, 1'000'000);
+        const long us = query_number(req, "us", 0, 1'000'000);
         if (ctx.executor == nullptr) {
           out.send(http::Response{503, "text/plain", {}, "no executor: run with --dispatch pool\n"});
           co_return;
@@ -110,7 +109,7 @@ void add_async_demo_routes(Router& router) {
   router.add_coroutine(
       "GET", "/async/sleep",
       [](const http::Request& req, http::Responder& out, const CoroutineContext& ctx) -> evloop::Task<void> {
-        const long ms = number(req, "ms", 0, 30'000);
+        const long ms = query_number(req, "ms", 0, 30'000);
         co_await evloop::sleep_for(ctx.loop, std::chrono::milliseconds(ms));
         out.send(text(slept(ms)));
       });

@@ -3,10 +3,15 @@
 // CPU, a paced chunked stream, and /stats, the server's own per-thread instrument.
 #pragma once
 
+#include <string_view>
+
 #include "app/router.h"
 #include "stats/thread_stats.h"
 
 namespace handoff::app {
+
+/// A query parameter as a number clamped to [0, max]; `fallback` when absent or bad.
+long query_number(const http::Request& req, std::string_view name, long fallback, long max);
 
 /// GET /            "Hello, World!"
 /// GET /json        a small JSON object

@@ -1,9 +1,27 @@
 // server/options: the core flags every stage binary takes (chapter 01).
 #include "server/options.h"
 
+#include <cstdlib>
 #include <map>
+#include <string>
 
 namespace handoff::server {
+
+namespace {
+const std::map<std::string, Topology> kTopologies{{"shard", Topology::shard}, {"pool", Topology::pool}};
+const std::map<std::string, StackPlacement> kStacks{{"shared", StackPlacement::shared},
+                                                    {"per-worker", StackPlacement::per_worker}};
+
+/// The environment variable `env`, if set and not empty, as one of `values`.
+template <class T>
+void env_choice(const char* env, const std::map<std::string, T>& values, T& out) {
+  const char* v = std::getenv(env);
+  if (v == nullptr || *v == '\0') return;
+  const auto it = values.find(v);
+  if (it == values.end()) throw CLI::ValidationError(env, "unknown value '" + std::string(v) + "'");
+  out = it->second;
+}
+}  // namespace
 
 void add_core_flags(CLI::App& app, ServerOptions& o) {
   app.add_option("--host", o.host, "IPv4 address to listen on")->capture_default_str();
@@ -37,6 +55,25 @@ void add_core_flags(CLI::App& app, ServerOptions& o) {
       ->capture_default_str();
   app.add_flag("--pool-all-routes", o.pool_all_routes,
                "dispatch=pool: hand routes that never block to the pool too (to price the hand-off)");
+}
+
+void add_topology_flags(CLI::App& app, ServerOptions& o) {
+  app.add_option("--topology", o.topology,
+                 "how connections reach the workers: shard (a SO_REUSEPORT listener per worker) or pool (one "
+                 "acceptor hands each socket to worker i++ % W: seed 004's shape); env HANDOFF_TOPOLOGY")
+      ->transform(CLI::CheckedTransformer(kTopologies, CLI::ignore_case))
+      ->default_str("shard");
+  app.add_option("--stack", o.stack,
+                 "Onload stacks: shared (where Onload puts the sockets) or per-worker (a thread-scope stack per "
+                 "worker, each adopted socket moved into it before its first read; does nothing without "
+                 "Onload); env HANDOFF_STACK")
+      ->transform(CLI::CheckedTransformer(kStacks, CLI::ignore_case))
+      ->default_str("shared");
+}
+
+void apply_topology_env(ServerOptions& o) {
+  env_choice("HANDOFF_TOPOLOGY", kTopologies, o.topology);
+  env_choice("HANDOFF_STACK", kStacks, o.stack);
 }
 
 }  // namespace handoff::server

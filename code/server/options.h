@@ -9,12 +9,33 @@
 
 #include <CLI/CLI.hpp>
 
+#include "app/coroutine_handler.h"
 #include "evloop/event_loop.h"
 #include "http/request_parser.h"
 
 namespace handoff::server {
 
 enum class Dispatch { inline_on_loop, pool };
+
+/// How accepted connections reach the workers (chapter 05).
+enum class Topology {
+  /// A listener per worker on the shared port (SO_REUSEPORT): the kernel spreads the
+  /// connections, and each worker accepts its own. What every stage did before chapter 05.
+  shard,
+  /// One listener, accepted by the first worker's loop, which hands each accepted socket to
+  /// worker (i++ % W) through that worker's thread-safe post (seed 004's pool shape).
+  pool,
+};
+
+/// Which Onload stack a worker's sockets live in (chapter 05). Acts only under Onload.
+enum class StackPlacement {
+  /// Wherever Onload puts them: in the pool topology, the listener's one stack, which
+  /// every worker then drives (seed 004's "before").
+  shared,
+  /// A thread-scope stack per worker ("w0", "w1", ...): each adopted socket is moved into
+  /// it before its first read (seed 004's fix). Without Onload it does nothing and says so.
+  per_worker,
+};
 
 struct ServerOptions {
   std::string host = "127.0.0.1";
@@ -33,9 +54,25 @@ struct ServerOptions {
   /// callbacks, timers and coroutines run on it beside the connections. Unset: the plain
   /// reactor loop of chapters 01-03.
   std::optional<evloop::EventLoopOptions> event_loop;
+  /// Set (chapter 04 on, with event_loop): makes each worker's services (an upstream pool)
+  /// for its coroutine handlers (app::CoroutineContext::services). Unset: none.
+  app::WorkerServicesFactory worker_services;
+  /// Chapter 05: shard (default: a listener per worker, as before) or pool (one acceptor
+  /// handing sockets to the workers; needs event_loop, through which they are handed).
+  Topology topology = Topology::shard;
+  /// Chapter 05: shared (default) or per_worker Onload stacks.
+  StackPlacement stack = StackPlacement::shared;
 };
 
 /// Add the core flags to `app`, writing into `options`.
 void add_core_flags(CLI::App& app, ServerOptions& options);
+
+/// Chapter 05's switches: --topology shard|pool (default shard; env HANDOFF_TOPOLOGY) and
+/// --stack shared|per-worker (default shared; env HANDOFF_STACK), writing into `options`.
+void add_topology_flags(CLI::App& app, ServerOptions& options);
+
+/// Apply the environment overrides HANDOFF_TOPOLOGY and HANDOFF_STACK (a flag's value) to
+/// `options`. Throws CLI::ValidationError on a value the flag would refuse.
+void apply_topology_env(ServerOptions& options);
 
 }  // namespace handoff::server

@@ -6,23 +6,46 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <stdexcept>
 #include <string>
 
+#include "net/onload_ext.h"
 #include "stats/thread_stats.h"
 
 namespace handoff::server {
 
+// [server.topology]
 Server::Server(ServerOptions options, const app::Router& router, stats::Registry& registry, pool::PoolFactory make_pool)
     : options_(std::move(options)) {
+  const bool pool_topology = options_.topology == Topology::pool;
+  if (pool_topology && !options_.event_loop) {
+    throw std::invalid_argument(
+        "the pool topology hands sockets through each worker's event loop: set "
+        "ServerOptions::event_loop");
+  }
+  if (options_.stack == StackPlacement::per_worker && !net::OnloadExt::lookup().available()) {
+    std::fputs("handoff: own-stack=no (Onload not loaded)\n", stderr);  // once, here; the workers say nothing
+  }
   for (int i = 0; i < options_.workers; ++i) {
-    // The first listener picks the port (port 0 → a free one); the rest share it.
-    auto listener = net::Listener::open(options_.host, i == 0 ? options_.port : port_, options_.workers > 1);
+    // shard: a listener per worker; the first picks the port (port 0 → a free one), the rest
+    // share it. pool: one listener, the first worker's; the others are fed by hand_in().
+    net::Listener listener;
+    if (i == 0 || !pool_topology) {
+      listener =
+          net::Listener::open(options_.host, i == 0 ? options_.port : port_, options_.workers > 1 && !pool_topology);
+    }
     if (i == 0) port_ = listener.port();
     std::unique_ptr<pool::HandlerPool> pool;
     if (options_.dispatch == Dispatch::pool) pool = make_pool(pool::PoolConfig{i, options_.blocking_threads});
     workers_.push_back(std::make_unique<Worker>(options_, i, router, registry, std::move(pool), std::move(listener)));
   }
+  if (pool_topology) {
+    std::vector<Worker*> all;
+    for (auto& w : workers_) all.push_back(w.get());
+    workers_.front()->accept_for(std::move(all));  // worker i gets the accepted sockets n with n % W == i
+  }
 }
+// [server.topology]
 
 Server::~Server() {
   stop();

@@ -1,8 +1,9 @@
 // server/server: the whole server: N workers, their threads, and graceful shutdown
 // (chapter 01).
-// Role: open one listener per worker on a shared port, run each worker's loop on its own
-// thread, and stop them all within the drain deadline, answering every request that was
-// read and finishes in time.
+// Role: open one listener per worker on a shared port (or, in chapter 05's pool topology,
+// one listener whose acceptor deals the sockets to the workers), run each worker's loop on
+// its own thread, and stop them all within the drain deadline, answering every request that
+// was read and finishes in time.
 #pragma once
 
 #include <chrono>
@@ -24,7 +25,9 @@ namespace handoff::server {
 class Server {
  public:
   /// Opens the listeners (so port() is known at once) and builds the workers. With
-  /// dispatch = pool, `make_pool` builds each worker's pool.
+  /// dispatch = pool, `make_pool` builds each worker's pool. With topology = pool (which
+  /// needs options.event_loop, else std::invalid_argument), one listener, on the first
+  /// worker, which hands the accepted sockets round robin to every worker.
   Server(ServerOptions options, const app::Router& router, stats::Registry& registry, pool::PoolFactory make_pool);
   ~Server();
 

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <exception>
 #include <stdexcept>
 #include <string>
@@ -42,12 +43,17 @@ Worker::Worker(const ServerOptions& options, int index, const app::Router& route
       stop_fd_(::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)),
       clock_(stats::monotonic_ns),
       sweep_interval_ns_(std::clamp<std::int64_t>(
-          std::min(options.header_timeout_ms, options.idle_timeout_ms) * kMsToNs / 4, 5 * kMsToNs, 1000 * kMsToNs)) {
+          std::min(options.header_timeout_ms, options.idle_timeout_ms) * kMsToNs / 4, 5 * kMsToNs, 1000 * kMsToNs)),
+      index_(index) {
   if (!stop_fd_) throw std::system_error(errno, std::generic_category(), "eventfd");
   if (router_.has_coroutine_routes() && !event_loop_) {
     throw std::invalid_argument("coroutine routes run on an event loop: set ServerOptions::event_loop");
   }
-  if (event_loop_) coroutine_context_.emplace(app::CoroutineContext{*event_loop_, executor_.get()});
+  if (options_.worker_services && !event_loop_) {
+    throw std::invalid_argument("worker services live on an event loop: set ServerOptions::event_loop");
+  }
+  if (options_.worker_services) services_ = options_.worker_services(*event_loop_, loop_stats_);
+  if (event_loop_) coroutine_context_.emplace(app::CoroutineContext{*event_loop_, executor_.get(), services_.get()});
   accept_cb_.worker = this;
   accept_cb_.fn = &Worker::on_accept;
   stop_cb_.worker = this;
@@ -103,6 +109,21 @@ void Worker::after_poll(int timeout_ms) {
 
 void Worker::start_loop() {
   loop_stats_.attach_current_thread();
+  // [worker.own_stack]
+  // Chapter 05: under Onload, name a stack private to this thread before any socket is
+  // made or moved here; adopt() then moves each socket into it. Without Onload the Server
+  // has said so once (own-stack=no) and nothing is called.
+  if (options_.stack == StackPlacement::per_worker) onload_ = net::OnloadExt::lookup();
+  if (onload_.available()) {
+    const std::string name = "w" + std::to_string(index_);
+    own_stack_ = onload_.name_thread_stack(name.c_str()) == 0;
+    if (own_stack_) {
+      std::fprintf(stderr, "handoff: worker %d own-stack=yes (stack %s)\n", index_, name.c_str());
+    } else {
+      std::fprintf(stderr, "handoff: worker %d own-stack=no (onload_set_stackname refused %s)\n", index_, name.c_str());
+    }
+  }
+  // [worker.own_stack]
   if (event_loop_) event_loop_->set_poll_hooks(this);
   next_sweep_ns_ = clock_() + sweep_interval_ns_;
   if (listener_.fd() >= 0) reactor_.add(listener_.fd(), EPOLLIN, &accept_cb_);
@@ -116,6 +137,7 @@ void Worker::finish_loop() {
   // time stops the pool at the same deadline: jobs not started are abandoned, threads still
   // inside a handler are let go (and executor calls on them end with an error).
   if (coroutines_) coroutines_->cancel_all();
+  services_.reset();  // what the stage gave the coroutines (an upstream pool's idle connections)
   const std::int64_t deadline = draining_ ? drain_deadline_ns_ : pool::HandlerPool::kNoDeadline;
   if (executor_) {
     executor_->stop(deadline);
@@ -123,10 +145,29 @@ void Worker::finish_loop() {
     pool_->stop(deadline);
   }
   closed_.clear();
+  // Chapter 05: sockets handed in that no turn will take are closed here, and any handed in
+  // from now on are closed by hand_in() itself.
+  std::vector<net::Fd> left;
+  {
+    std::lock_guard lock(inbox_mu_);
+    inbox_closed_ = true;
+    left.swap(inbox_);
+  }
+  loop_stats_.add(stats::Counter::handins_closed, left.size());
+  left.clear();
   loop_stats_.detach_current_thread();
 }
 
 std::uint64_t Worker::adopt(net::Fd fd) {
+  // [worker.adopt_move]
+  // Onload moves a socket only before its first read or send: here, before the
+  // Connection exists to read it.
+  if (own_stack_) {
+    loop_stats_.add(stats::Counter::syscalls);  // the move (an ioctl inside Onload)
+    if (onload_.move_fd(fd.get()) == 0) loop_stats_.add(stats::Counter::stack_moves);
+  }
+  // [worker.adopt_move]
+  loop_stats_.add(stats::Counter::conns_adopted);
   const std::uint64_t id = next_conn_id_++;
   connections_.emplace(id, std::make_unique<Connection>(*this, std::move(fd), id, clock_()));
   loop_stats_.add(stats::Counter::syscalls);  // its epoll_ctl(ADD)
@@ -146,7 +187,7 @@ void Worker::on_accept() {
     switch (result) {
       case net::Listener::Accept::ok:
         loop_stats_.add(stats::Counter::accepts);
-        adopt(std::move(fd));
+        hand_accepted(std::move(fd));
         break;
       case net::Listener::Accept::again:
         return;
@@ -162,6 +203,62 @@ void Worker::on_accept() {
     }
   }
 }
+
+// [worker.pool_topology]
+// Chapter 05's pool topology: the acceptor deals its accepted sockets round robin, keeping
+// its own share and posting the others into their workers' loops.
+void Worker::hand_accepted(net::Fd fd) {
+  if (accept_targets_.empty()) {
+    adopt(std::move(fd));
+    return;
+  }
+  Worker* target = accept_targets_[next_target_++ % accept_targets_.size()];
+  if (target == this) {
+    adopt(std::move(fd));
+    return;
+  }
+  loop_stats_.add(stats::Counter::conns_handed_off);
+  target->hand_in(std::move(fd));
+}
+
+void Worker::hand_in(net::Fd fd) {
+  net::Fd refused;  // closed on return, outside the lock
+  bool post = false;
+  {
+    std::lock_guard lock(inbox_mu_);
+    if (inbox_closed_ || !event_loop_) {
+      refused = std::move(fd);
+    } else {
+      post = inbox_.empty();  // else a take already posted will take this one too
+      inbox_.push_back(std::move(fd));
+    }
+  }
+  if (refused) {
+    loop_stats_.add(stats::Counter::handins_closed);  // a relaxed counter: any thread may bump it
+    return;
+  }
+  // The loop outlives every caller: the Server joins the acceptor's thread before it
+  // destroys any worker, and a post the loop never runs is destroyed with it.
+  if (post) event_loop_->call_soon_threadsafe([this] { take_handed_in(); });
+}
+
+void Worker::take_handed_in() {
+  std::vector<net::Fd> taken;
+  {
+    std::lock_guard lock(inbox_mu_);
+    taken.swap(inbox_);
+  }
+  for (net::Fd& fd : taken) {
+    if (draining_) {  // stopping: take nothing new, as the closed listener takes nothing
+      loop_stats_.add(stats::Counter::handins_closed);
+      loop_stats_.add(stats::Counter::syscalls);  // the close
+      fd.reset();
+      continue;
+    }
+    adopt(std::move(fd));
+  }
+}
+// [worker.pool_topology]
 
 // [worker.dispatch]
 void Worker::dispatch(Connection& conn, std::uint64_t seq, http::Request&& request) {

@@ -2,7 +2,9 @@
 // Role: run the loop (accept, read, dispatch, write, sweep timeouts), decide where each
 // handler runs (inline on this thread, on the pool, or, from chapter 04, as a coroutine on
 // the loop), route the pool's frames and the coroutines' answers back to their
-// connections, and drain gracefully on request.
+// connections, and drain gracefully on request. From chapter 05 a worker may also be the
+// pool topology's acceptor, dealing its accepted sockets to the others, or take the sockets
+// an acceptor hands it (hand_in), and may claim an Onload stack of its own.
 #pragma once
 
 #include <array>
@@ -10,6 +12,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <span>
 #include <string_view>
@@ -25,6 +28,7 @@
 #include "http/date_cache.h"
 #include "loop/reactor.h"
 #include "net/listener.h"
+#include "net/onload_ext.h"
 #include "pool/handler_pool.h"
 #include "server/connection.h"
 #include "server/options.h"
@@ -36,7 +40,8 @@ class Worker final : public pool::FrameSink, evloop::PollHooks {
  public:
   /// `pool` may be null when options.dispatch is inline. The listener is already open, or
   /// closed (`net::Listener{}`) for a worker fed only through adopt(). A router with
-  /// coroutine routes needs options.event_loop (else std::invalid_argument).
+  /// coroutine routes, or options.worker_services, needs options.event_loop (else
+  /// std::invalid_argument).
   Worker(const ServerOptions& options, int index, const app::Router& router, stats::Registry& registry,
          std::unique_ptr<pool::HandlerPool> pool, net::Listener listener);
   ~Worker();
@@ -53,12 +58,28 @@ class Worker final : public pool::FrameSink, evloop::PollHooks {
   /// 0 only looks), handle them, sweep the timeouts when due. Returns false once a
   /// requested stop has drained.
   bool run_turn(int max_wait_ms = 1000);
-  /// Destroy the coroutines still suspended, stop the pool and release what the last turn
-  /// closed. Call once, after the last turn.
+  /// Destroy the coroutines still suspended, then the stage's services (on this thread),
+  /// stop the pool and release what the last turn closed. Call once, after the last turn.
   void finish_loop();
   /// Serve an already-connected stream socket (e.g. one end of a socketpair) as a
-  /// connection, as if the listener had accepted it. Returns its connection id.
+  /// connection, as if the listener had accepted it. Returns its connection id. With its
+  /// own Onload stack (options.stack = per_worker, under Onload), the socket is moved into
+  /// it first, before anything reads it. Loop thread.
   std::uint64_t adopt(net::Fd fd);
+  /// Chapter 05, the pool topology: any thread hands this worker an accepted socket, which
+  /// its loop adopts in a callback posted with call_soon_threadsafe. A worker that is
+  /// draining closes it unserved at that callback, and one whose loop has finished closes it
+  /// at once, so a socket in flight to a stopping worker is closed, never leaked. Needs an
+  /// event loop (options.event_loop); without one the socket is closed.
+  void hand_in(net::Fd fd);
+  /// Chapter 05, the pool topology: make this worker the acceptor for `targets` (itself
+  /// included, normally): its n-th accepted socket goes to targets[n % size], adopted
+  /// directly when that is this worker, else through that worker's hand_in(). Empty (the
+  /// default): it adopts what it accepts. Before start_loop().
+  void accept_for(std::vector<Worker*> targets) { accept_targets_ = std::move(targets); }
+  /// Whether this worker claimed its own Onload stack at start_loop() (per_worker, under
+  /// Onload, and Onload said yes).
+  bool own_stack() const noexcept { return own_stack_; }
   /// Replace the time source (monotonic nanoseconds; default stats::monotonic_ns) before
   /// start_loop(), so a test can move time by hand.
   void set_clock(std::function<std::int64_t()> clock) { clock_ = std::move(clock); }
@@ -95,6 +116,8 @@ class Worker final : public pool::FrameSink, evloop::PollHooks {
     void on_io(std::uint32_t) override { (worker->*fn)(); }
   };
   void on_accept();
+  void hand_accepted(net::Fd fd);
+  void take_handed_in();
   void on_stop_requested();
   void sweep(std::int64_t now);
   int wait_timeout_ms() const;
@@ -122,6 +145,9 @@ class Worker final : public pool::FrameSink, evloop::PollHooks {
   // what coroutine handlers are given, and the coroutines in flight. Destroyed before the
   // loop, whose timers and watches a destroyed coroutine withdraws.
   std::unique_ptr<evloop::Executor> executor_;
+  // The stage's per-worker services (options.worker_services): destroyed after the
+  // coroutines, which may hold what they give (a leased connection), and before the loop.
+  std::unique_ptr<app::WorkerServices> services_;
   std::optional<app::CoroutineContext> coroutine_context_;
   std::unique_ptr<evloop::TaskSet> coroutines_;
   net::Listener listener_;
@@ -139,6 +165,18 @@ class Worker final : public pool::FrameSink, evloop::PollHooks {
   std::int64_t accept_resume_ns_ = 0;  // accepting paused until then (out of descriptors)
   std::int64_t drain_deadline_ns_ = 0;
   bool draining_ = false;
+  // Chapter 05.
+  int index_;
+  net::OnloadExt onload_;  // looked up at start_loop(), only with options.stack = per_worker
+  bool own_stack_ = false;
+  std::vector<Worker*> accept_targets_;  // the pool topology's acceptor: whom it hands to
+  std::size_t next_target_ = 0;
+  // The sockets handed in and not yet taken. hand_in() appends under the lock and posts one
+  // take when it made the inbox non-empty (a take already posted takes the later ones too);
+  // finish_loop() closes the inbox, after which hand_in() closes what it is given.
+  std::mutex inbox_mu_;
+  std::vector<net::Fd> inbox_;  // guarded by inbox_mu_
+  bool inbox_closed_ = false;   // guarded by inbox_mu_
 };
 
 }  // namespace handoff::server

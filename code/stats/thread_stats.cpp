@@ -45,6 +45,42 @@ std::string_view counter_name(Counter c) noexcept {
       return "age_wakes";
     case Counter::loop_callbacks:
       return "loop_callbacks";
+    case Counter::pg_opened:
+      return "pg_opened";
+    case Counter::pg_closed_on_checkin:
+      return "pg_closed_on_checkin";
+    case Counter::pg_closed_broken:
+      return "pg_closed_broken";
+    case Counter::pg_checkouts:
+      return "pg_checkouts";
+    case Counter::pg_waits:
+      return "pg_waits";
+    case Counter::pg_timeouts:
+      return "pg_timeouts";
+    case Counter::pg_peak_open:
+      return "pg_peak_open";
+    case Counter::pg_checkin_turns:
+      return "pg_checkin_turns";
+    case Counter::pg_burst_checkins:
+      return "pg_burst_checkins";
+    case Counter::stack_lock_wakes:
+      return "stack_lock_wakes";
+    case Counter::stack_lock_contends:
+      return "stack_lock_contends";
+    case Counter::stack_deferred_work:
+      return "stack_deferred_work";
+    case Counter::stack_pool_empty_sends:
+      return "stack_pool_empty_sends";
+    case Counter::stack_lock_handoffs:
+      return "stack_lock_handoffs";
+    case Counter::conns_adopted:
+      return "conns_adopted";
+    case Counter::conns_handed_off:
+      return "conns_handed_off";
+    case Counter::handins_closed:
+      return "handins_closed";
+    case Counter::stack_moves:
+      return "stack_moves";
     case Counter::kCount:
       break;
   }

@@ -43,6 +43,27 @@ enum class Counter : std::size_t {
   age_wakes,  ///< wakes the loop sent because the job ring's pops stood still past T with jobs in it
   // chapter 04: the callback loop
   loop_callbacks,  ///< callbacks the worker's evloop::EventLoop ran (loop; 0 without one)
+  // chapter 04, part 2: the worker's upstream pool (upstream::QueuePool), published by /db
+  pg_opened,             ///< upstream connections opened (each a new PostgreSQL session)
+  pg_closed_on_checkin,  ///< check-ins that found the idle queue full and closed the connection
+  pg_closed_broken,      ///< check-ins of connections no longer usable, closed
+  pg_checkouts,          ///< checkouts asked of the pool
+  pg_waits,              ///< checkouts that found the pool at its limit and queued
+  pg_timeouts,           ///< queued checkouts that ended in the timeout
+  pg_peak_open,          ///< the most connections the pool has had open at once
+  pg_checkin_turns,      ///< loop turns that had at least one check-in
+  pg_burst_checkins,     ///< check-ins that came after pool_size others in the same turn
+  // chapter 05: the stack lock (stack::NetworkStack), named after Onload's stackdump counters
+  stack_lock_wakes,        ///< FUTEX_WAKEs this thread's unlocks of a stack lock sent (lock_wakes)
+  stack_lock_contends,     ///< sends whose try-lock of the stack lock failed (tcp_send_ni_lock_contends)
+  stack_deferred_work,     ///< sends this thread left in the lock word for the holder (deferred_work)
+  stack_pool_empty_sends,  ///< sends that found the lock-free packet pool empty (tcp_send_nonb_pool_empty)
+  stack_lock_handoffs,     ///< unlocks that handed the stack lock to a starving waiter (hand-off variant)
+  // chapter 05: topologies and a stack per worker
+  conns_adopted,     ///< connections this loop took as its own: accepted by itself or handed in (loop)
+  conns_handed_off,  ///< accepted sockets this loop (the pool topology's acceptor) handed to another worker
+  handins_closed,    ///< handed-in sockets closed unserved: their worker was draining or had stopped (loop)
+  stack_moves,       ///< adopted sockets Onload moved into this worker's own stack (loop; 0 without Onload)
   kCount
 };
 std::string_view counter_name(Counter c) noexcept;

@@ -3,8 +3,13 @@
 // Role: each libpq step runs when the loop reports the socket ready; see pg_connection.h.
 #include "upstream/pg_connection.h"
 
+#include <arpa/inet.h>
 #include <libpq-fe.h>
 
+#include <algorithm>
+#include <cstdlib>
+#include <memory>
+#include <stdexcept>
 #include <utility>
 
 namespace handoff::upstream {
@@ -16,8 +21,120 @@ PgConnection::~PgConnection() {
   if (conn_ != nullptr) PQfinish(conn_);  // non-blocking once connected: the Terminate message is not waited on
 }
 
+namespace {
+
+using Options = std::unique_ptr<PQconninfoOption, decltype(&PQconninfoFree)>;
+
+Options parse(const std::string& conninfo) {
+  char* error = nullptr;
+  Options options(PQconninfoParse(conninfo.c_str(), &error), &PQconninfoFree);
+  if (!options) {
+    std::string why = error != nullptr ? error : "out of memory";
+    PQfreemem(error);
+    throw std::invalid_argument("libpq cannot parse the conninfo: " + why);
+  }
+  return options;
+}
+
+// A keyword's value in the conninfo, else the environment variable libpq would read for it.
+std::string value_of(const Options& options, const char* keyword, const char* env) {
+  for (const PQconninfoOption* o = options.get(); o->keyword != nullptr; ++o) {
+    if (std::string(o->keyword) == keyword && o->val != nullptr && *o->val != '\0') return o->val;
+  }
+  const char* from_env = std::getenv(env);
+  return from_env != nullptr ? from_env : "";
+}
+
+bool is_address(const std::string& host) {
+  in6_addr scratch{};
+  return inet_pton(AF_INET, host.c_str(), &scratch) == 1 || inet_pton(AF_INET6, host.c_str(), &scratch) == 1;
+}
+
+// A value in libpq's keyword=value syntax: single-quoted, with ' and \ escaped.
+std::string conninfo_value(const std::string& value) {
+  std::string q = "'";
+  for (char c : value) {
+    if (c == '\'' || c == '\\') q += '\\';
+    q += c;
+  }
+  return q + "'";
+}
+
+std::string numeric(const evloop::ResolvedAddress& a) {
+  char text[INET6_ADDRSTRLEN] = {};
+  const void* where = a.family == AF_INET6
+                          ? static_cast<const void*>(&reinterpret_cast<const sockaddr_in6*>(&a.address)->sin6_addr)
+                          : static_cast<const void*>(&reinterpret_cast<const sockaddr_in*>(&a.address)->sin_addr);
+  return inet_ntop(a.family, where, text, sizeof text) != nullptr ? text : "";
+}
+
+}  // namespace
+
+std::string PgConnection::host_to_resolve(const std::string& conninfo) {
+  const Options options = parse(conninfo);
+  if (!value_of(options, "hostaddr", "PGHOSTADDR").empty()) return {};
+  const std::string host = value_of(options, "host", "PGHOST");
+  if (host.empty() || host.front() == '/' || host.front() == '@' || host.find(',') != std::string::npos ||
+      is_address(host)) {
+    return {};
+  }
+  return host;
+}
+
+std::string PgConnection::with_addresses(const std::string& conninfo, const std::vector<std::string>& addresses) {
+  // Every option the conninfo sets, rewritten as keyword=value (a URI too), then `host`
+  // repeated once per address, as libpq pairs a hostaddr list with a host list of the same
+  // length and tries them in order.
+  const Options options = parse(conninfo);
+  const std::string host = value_of(options, "host", "PGHOST");
+  std::string out;
+  for (const PQconninfoOption* o = options.get(); o->keyword != nullptr; ++o) {
+    const std::string keyword = o->keyword;
+    if (o->val == nullptr || keyword == "host" || keyword == "hostaddr") continue;
+    out += keyword + "=" + conninfo_value(o->val) + " ";
+  }
+  std::string hosts, addrs;
+  for (const std::string& a : addresses) {
+    hosts += (hosts.empty() ? "" : ",") + host;
+    addrs += (addrs.empty() ? "" : ",") + a;
+  }
+  return out + "host=" + conninfo_value(hosts) + " hostaddr=" + conninfo_value(addrs);
+}
+
+// [pg.resolve]
+void PgConnection::connect(evloop::EventLoop& loop, const std::string& conninfo, Connected done,
+                           evloop::Resolver* resolver) {
+  std::string host;
+  try {
+    host = resolver != nullptr ? host_to_resolve(conninfo) : std::string();
+  } catch (const std::invalid_argument&) {
+    // Let libpq refuse it, with its own message, as it would without a resolver.
+  }
+  if (host.empty()) {
+    start(loop, conninfo, std::move(done));
+    return;
+  }
+  evloop::LookupRequest request{host, {}, AF_UNSPEC, SOCK_STREAM};
+  resolver->resolve(std::move(request), [&loop, conninfo, host, done = std::move(done)](evloop::Resolution r) mutable {
+    std::vector<std::string> addresses;
+    for (const evloop::ResolvedAddress& a : r.addresses) {
+      std::string text = numeric(a);
+      if (!text.empty() && std::find(addresses.begin(), addresses.end(), text) == addresses.end()) {
+        addresses.push_back(std::move(text));
+      }
+    }
+    if (addresses.empty()) {
+      const std::string why = r.error != 0 ? gai_strerror(r.error) : "no address";
+      done(nullptr, "resolver: could not translate host name \"" + host + "\" to address: " + why);
+      return;
+    }
+    start(loop, with_addresses(conninfo, addresses), std::move(done));
+  });
+}
+// [pg.resolve]
+
 // [pg.connect]
-void PgConnection::connect(evloop::EventLoop& loop, const std::string& conninfo, Connected done) {
+void PgConnection::start(evloop::EventLoop& loop, const std::string& conninfo, Connected done) {
   std::unique_ptr<PgConnection> attempt(new PgConnection(loop));
   PgConnection* c = attempt.get();
   c->on_connected_ = std::move(done);

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "evloop/event_loop.h"
+#include "evloop/resolver.h"
 
 struct pg_conn;  // libpq's PGconn and PGresult, kept out of every includer
 struct pg_result;
@@ -35,9 +36,13 @@ struct PgResult {
 /// usable() turns false and a later query fails with the reason. A query in flight when
 /// the server goes away fails with libpq's message.
 ///
-/// Not covered: a host *name* is resolved by libpq inside PQconnectStart/PQconnectPoll with
-/// a blocking getaddrinfo; pass `hostaddr=` (an address) to keep the loop from waiting.
-/// SCRAM's key derivation (4096 rounds of HMAC-SHA-256) runs on the loop as CPU work.
+/// A host *name* (conninfo's `host`, or PGHOST when it has none) would be resolved by libpq
+/// inside PQconnectStart with a blocking getaddrinfo on the loop thread; given a Resolver,
+/// connect() looks it up there instead (the loop's bounded pool, chapter 04) and hands libpq
+/// the addresses as `hostaddr`, keeping `host` for what libpq uses it for besides the lookup
+/// (TLS's host name check, the password file, error messages). Not looked up: a `hostaddr`
+/// already given, a socket directory (`/...` or `@...`), an address literal, a host list
+/// (`a,b`: left to libpq). SCRAM's key derivation (4096 rounds of HMAC-SHA-256) runs on the loop as CPU work.
 ///
 /// Cost: one epoll registration for the connection's life (the writer only while a send is
 /// pending); one heap-allocated result per statement.
@@ -49,8 +54,16 @@ class PgConnection {
 
   /// Start connecting with libpq's `conninfo` (keywords or a URI; what it omits comes from
   /// the PG* environment). The attempt owns itself until `done` runs; the loop must keep
-  /// running until then.
-  static void connect(evloop::EventLoop& loop, const std::string& conninfo, Connected done);
+  /// running until then. With a `resolver` (on the same loop, outliving the attempt's
+  /// lookup), a host name is looked up on it first; a failed lookup fails the connect.
+  static void connect(evloop::EventLoop& loop, const std::string& conninfo, Connected done,
+                      evloop::Resolver* resolver = nullptr);
+
+  /// The host name connect() would look up for `conninfo` (empty: none, see above), and the
+  /// conninfo that connects to `addresses` by address while keeping that name as `host`.
+  /// Both throw std::invalid_argument for a conninfo libpq cannot parse.
+  static std::string host_to_resolve(const std::string& conninfo);
+  static std::string with_addresses(const std::string& conninfo, const std::vector<std::string>& addresses);
 
   /// Closes the connection (PQfinish, without waiting); a query still in flight is dropped
   /// and its callback never runs.
@@ -74,6 +87,7 @@ class PgConnection {
 
  private:
   explicit PgConnection(evloop::EventLoop& loop);
+  static void start(evloop::EventLoop& loop, const std::string& conninfo, Connected done);
   static void on_notice(void* self, const char* message);
   void connect_step();
   void end_connect(std::string error);

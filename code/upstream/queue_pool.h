@@ -37,6 +37,12 @@ struct QueuePoolCounts {
   std::uint64_t checkouts = 0;          ///< checkout() calls
   std::uint64_t waits = 0;              ///< checkouts that found the pool at its limit and queued
   std::uint64_t timeouts = 0;           ///< waits that ended in the timeout
+  /// The bursts: check-ins per loop turn. checkin_turns counts the turns that had any;
+  /// burst_checkins the check-ins that came after pool_size others in their turn (only a
+  /// burst that long can fill the idle queue by itself); burst_max the longest burst.
+  std::uint64_t checkin_turns = 0;
+  std::uint64_t burst_checkins = 0;
+  std::uint64_t burst_max = 0;
   std::size_t open = 0;                 ///< connections open or opening now (pool_size + overflow)
   std::size_t peak_open = 0;            ///< the most `open` has been
   std::size_t idle = 0;                 ///< connections in the idle queue now
@@ -79,6 +85,8 @@ class QueuePool {
   using Served = std::function<void(ConnPtr, std::string error)>;
   /// Opens one connection and calls its argument once, on the loop, never before returning.
   using Connector = std::function<void(Served)>;
+  /// Names one checkout() call for withdraw(): its number among the pool's checkouts.
+  using Ticket = std::uint64_t;
 
   QueuePool(evloop::EventLoop& loop, Connector connect, QueuePoolOptions options)
       : loop_(loop), connect_(std::move(connect)), options_(options) {
@@ -91,26 +99,42 @@ class QueuePool {
   QueuePool& operator=(const QueuePool&) = delete;
 
   // [queue_pool.checkout]
-  void checkout(Served done) {
-    ++counts_.checkouts;
+  Ticket checkout(Served done) {
+    const Ticket ticket = ++counts_.checkouts;
     if (idle_.size() > reserved_) {  // a free idle connection (none is free while anyone waits)
       done(take_idle(), {});
-      return;
+      return ticket;
     }
     if (counts_.open < options_.pool_size + options_.max_overflow) {
       ++counts_.open;
       if (counts_.open > counts_.peak_open) counts_.peak_open = counts_.open;
       open_for(std::move(done));
-      return;
+      return ticket;
     }
     ++counts_.waits;
-    auto it = waiters_.insert(waiters_.end(), Waiter{std::move(done), {}});
+    auto it = waiters_.insert(waiters_.end(), Waiter{std::move(done), {}, ticket});
     it->timer = loop_.call_later(options_.timeout, [this, it] { time_out(it); });
+    return ticket;
   }
   // [queue_pool.checkout]
 
+  /// Take checkout `ticket` out of the wait queue, if it still waits there: its `done` never
+  /// runs and its timer is cancelled. False (and nothing done) when it does not wait: it was
+  /// served, is being opened, was woken (its connection is on its way), or timed out. Cost:
+  /// a walk of the wait queue.
+  bool withdraw(Ticket ticket) {
+    for (auto it = waiters_.begin(); it != waiters_.end(); ++it) {
+      if (it->ticket != ticket) continue;
+      it->timer.cancel();
+      waiters_.erase(it);
+      return true;
+    }
+    return false;
+  }
+
   // [queue_pool.checkin]
   void checkin(ConnPtr conn) {
+    count_burst();
     if (!conn->usable()) {
       ++counts_.closed_broken;
       conn.reset();
@@ -147,7 +171,20 @@ class QueuePool {
   struct Waiter {
     Served done;
     evloop::Handle timer;
+    Ticket ticket = 0;
   };
+
+  // A turn is the loop's turn counter; a check-in in a new turn starts a new burst.
+  void count_burst() {
+    const std::uint64_t turn = loop_.counts().turns;
+    if (turn != burst_turn_ || counts_.checkin_turns == 0) {
+      burst_turn_ = turn;
+      burst_length_ = 0;
+      ++counts_.checkin_turns;
+    }
+    if (++burst_length_ > options_.pool_size) ++counts_.burst_checkins;
+    if (burst_length_ > counts_.burst_max) counts_.burst_max = burst_length_;
+  }
 
   ConnPtr take_idle() {
     ConnPtr c = std::move(idle_.front());
@@ -194,6 +231,8 @@ class QueuePool {
   std::size_t reserved_ = 0;   // idle connections promised to woken waiters that have not run
   std::list<Waiter> waiters_;  // FIFO; a list, so that a timer may hold its waiter's position
   QueuePoolCounts counts_;
+  std::uint64_t burst_turn_ = 0;    // the loop turn of the latest check-in
+  std::uint64_t burst_length_ = 0;  // check-ins in that turn so far
   std::shared_ptr<char> alive_ = std::make_shared<char>();  // callbacks outliving the pool see it expired
 };
 

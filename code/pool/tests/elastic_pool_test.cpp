@@ -72,7 +72,13 @@ TEST_CASE("elastic pool: one thread spins idle, its sibling parks, and pushes be
   // A spin far longer than the test. Rule 1: of two idle threads one spins, one parks.
   // Rule 2: a spinning thread takes what comes, so no push may wake the parked one.
   Rig<pool::ElasticPool> rig(2, options(5'000'000'000, false));
-  REQUIRE(eventually([&] { return rig.pool.parked() == 1; }, 5s));
+  // The count rises just before the state word says PARKED (park() counts, then announces),
+  // so wait for the states themselves, not only the count.
+  const auto one_spins_one_parks = [&] {
+    const Kind a = rig.pool.thread_state(0), b = rig.pool.thread_state(1);
+    return (a == Kind::spinning && b == Kind::parked) || (a == Kind::parked && b == Kind::spinning);
+  };
+  REQUIRE(eventually([&] { return rig.pool.parked() == 1 && one_spins_one_parks(); }, 5s));
   const int spinner = rig.pool.thread_state(0) == Kind::spinning ? 0 : 1;
   CHECK(rig.pool.thread_state(spinner) == Kind::spinning);
   CHECK(rig.pool.thread_state(1 - spinner) == Kind::parked);
@@ -229,9 +235,11 @@ TEST_CASE("elastic pool: a wake that races the thread's own re-check is owned on
   // sides lowered the count (it would read 0 with the thread parked again, and rule 2 would
   // never wake it for the next job: the next round misses its bound) or neither did.
   std::atomic<bool> hold{false}, held{false}, go{false};
+  std::atomic<std::uint64_t> passes{0};  // parks that reached the hook
   auto o = options(0, false);
   o.between_park_steps = [&] {
     // relaxed (all): test flags polled in bounded loops.
+    passes.fetch_add(1, std::memory_order_relaxed);
     if (!hold.exchange(false, std::memory_order_relaxed)) return;
     held.store(true, std::memory_order_relaxed);
     eventually([&] { return go.exchange(false, std::memory_order_relaxed); }, 5s);
@@ -240,6 +248,11 @@ TEST_CASE("elastic pool: a wake that races the thread's own re-check is owned on
   REQUIRE(eventually([&] { return rig.pool.parked() == 1; }));
   for (std::uint64_t i = 0; i < 20; ++i) {
     INFO("round " << i);
+    // The parked count rises before the thread reaches the hook (park() counts, announces,
+    // then calls it): wait until its latest park has passed the hook (one park to start, two
+    // a round), or `hold` would catch this park instead of the next and keep the thread from
+    // the job below until `go`.
+    REQUIRE(eventually([&] { return passes.load(std::memory_order_relaxed) >= 1 + 2 * i; }));
     hold = true;
     rig.pool.submit(make_job(1000 + i, kWhole));  // wakes the parked thread; it parks again
     REQUIRE(rig.run_until(2 * i + 1, 2s));

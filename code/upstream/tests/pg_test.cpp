@@ -3,7 +3,9 @@
 // over TCP, so every new connection is a SCRAM login). Checks connect and queries on the loop
 // with no blocking wait in libpq, the pool's bound under a burst of 50 checkouts, the
 // server's own count of new sessions against the pool's `opened`, seed 003's churn in
-// miniature, and a server-side disconnect surfacing as an error.
+// miniature, a server-side disconnect surfacing as an error, and a host name looked up on the
+// loop's bounded resolver rather than by libpq.
+#include <arpa/inet.h>
 #include <dlfcn.h>
 #include <libpq-fe.h>
 #include <poll.h>
@@ -11,12 +13,14 @@
 #include <atomic>
 #include <catch2/catch.hpp>
 #include <chrono>
+#include <map>
 #include <memory>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "evloop/event_loop.h"
+#include "testkit/pg_monitor.h"
 #include "testkit/watchdog.h"
 #include "upstream/pg_connection.h"
 #include "upstream/queue_pool.h"
@@ -56,50 +60,7 @@ std::string conninfo(const std::string& app, const std::string& db = {}) {
   return s;
 }
 
-// The test's observer: a plain blocking libpq connection, used between the loop's runs.
-class Monitor {
- public:
-  Monitor() : c_(PQconnectdb(conninfo("handoff-monitor").c_str())) {
-    if (PQstatus(c_) != CONNECTION_OK) FAIL("monitor: " << PQerrorMessage(c_));
-    value("SET client_min_messages = warning");  // no NOTICE for DROP DATABASE IF EXISTS
-  }
-  ~Monitor() { PQfinish(c_); }
-  Monitor(const Monitor&) = delete;
-  Monitor& operator=(const Monitor&) = delete;
-
-  // The first column of the first row ("" when there is none).
-  std::string value(const std::string& sql) {
-    PGresult* r = PQexec(c_, sql.c_str());
-    const auto st = PQresultStatus(r);
-    std::string out = st == PGRES_TUPLES_OK && PQntuples(r) > 0 ? PQgetvalue(r, 0, 0) : "";
-    std::string error = st == PGRES_TUPLES_OK || st == PGRES_COMMAND_OK ? "" : PQresultErrorMessage(r);
-    PQclear(r);
-    if (!error.empty()) FAIL("monitor: " << sql << ": " << error);
-    return out;
-  }
-
-  void fresh_database(const std::string& db) {
-    value("DROP DATABASE IF EXISTS " + db);
-    value("CREATE DATABASE " + db);
-  }
-
-  // pg_stat_database.sessions (PostgreSQL 14+) counts sessions established to `db`; a backend
-  // reports its own at its first idle moment or at exit, so the count is awaited (bounded).
-  long sessions_when_settled(const std::string& db, long expected) {
-    const auto deadline = std::chrono::steady_clock::now() + 20s;
-    long n = 0;
-    while (std::chrono::steady_clock::now() < deadline) {
-      n = std::stol(value("SELECT sessions FROM pg_stat_database WHERE datname = '" + db + "'"));
-      if (n >= expected) break;
-      std::this_thread::sleep_for(50ms);
-    }
-    std::this_thread::sleep_for(200ms);  // and nothing more arrives late
-    return std::stol(value("SELECT sessions FROM pg_stat_database WHERE datname = '" + db + "'"));
-  }
-
- private:
-  PGconn* c_;
-};
+using Monitor = handoff::testkit::PgMonitor;
 
 using Pool = QueuePool<PgConnection>;
 
@@ -313,4 +274,115 @@ TEST_CASE(
     held.clear();
   }
   CHECK(m.sessions_when_settled("churn", 8) == 8);
+}
+
+namespace {
+
+// A stand-in lookup that knows one made-up name (".invalid" never resolves in DNS, RFC 6761)
+// as the loopback address, and counts what it is asked.
+constexpr const char* kMadeUpName = "pg.handoff.invalid";
+std::atomic<int> g_lookups{0};
+
+handoff::evloop::Resolution made_up_lookup(const handoff::evloop::LookupRequest& request) {
+  g_lookups.fetch_add(1, std::memory_order_relaxed);  // relaxed: read after the callback ran on the loop
+  handoff::evloop::Resolution r;
+  if (request.host != kMadeUpName) {
+    r.error = EAI_NONAME;
+    return r;
+  }
+  handoff::evloop::ResolvedAddress a;
+  auto* in = reinterpret_cast<sockaddr_in*>(&a.address);
+  in->sin_family = AF_INET;
+  in->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  a.family = AF_INET;
+  a.socktype = SOCK_STREAM;
+  a.length = sizeof(sockaddr_in);
+  r.addresses = {a, a};  // twice, as getaddrinfo may list one address per protocol
+  return r;
+}
+
+std::pair<std::unique_ptr<PgConnection>, std::string> try_connect(EventLoop& loop, const std::string& info,
+                                                                  handoff::evloop::Resolver* resolver) {
+  std::unique_ptr<PgConnection> conn;
+  std::string error;
+  bool done = false;
+  PgConnection::connect(
+      loop, info,
+      [&](std::unique_ptr<PgConnection> c, std::string e) {
+        conn = std::move(c);
+        error = std::move(e);
+        done = true;
+      },
+      resolver);
+  loop.run_until([&] { return done; });
+  return {std::move(conn), std::move(error)};
+}
+
+}  // namespace
+
+TEST_CASE(
+    "pg connection: a host name is looked up on the loop's resolver, not by libpq: a name only the resolver "
+    "knows connects, and an unknown one fails with the resolver's reason",
+    "[pg_connection][ch04]") {
+  Watchdog dog(30s, "pg connect by name");
+  EventLoop loop;
+  handoff::evloop::ResolverOptions o;
+  o.lookup = made_up_lookup;
+  handoff::evloop::Resolver resolver(loop, o);
+  // No DNS knows the name (and none is asked: libpq alone would ask it, blocking the loop, and
+  // fail), so a connect that succeeds went through the resolver, as the count says too.
+  const std::string info = std::string("host=") + kMadeUpName + " application_name=handoff-by-name";
+  g_lookups = 0;
+  const long polls_before = g_polls.load(std::memory_order_relaxed);
+  auto [conn, error] = try_connect(loop, info, &resolver);
+  INFO(error);
+  REQUIRE(conn);
+  CHECK(g_lookups.load(std::memory_order_relaxed) == 1);
+  CHECK(resolver.counts().lookups_run == 1);
+  CHECK(g_polls.load(std::memory_order_relaxed) == polls_before);  // libpq never waited
+  PgResult r;
+  bool got = false;
+  conn->query("SELECT current_setting('application_name')", {}, [&](PgResult x) {
+    r = std::move(x);
+    got = true;
+  });
+  loop.run_until([&] { return got; });
+  CHECK(r.rows == std::vector<std::vector<std::string>>{{"handoff-by-name"}});
+
+  // A name the lookup does not know fails the connect with the lookup's reason.
+  auto [failed, reason] = try_connect(loop, "host=nowhere.handoff.invalid", &resolver);
+  CHECK_FALSE(failed);
+  CHECK(reason.rfind("resolver: could not translate host name \"nowhere.handoff.invalid\"", 0) == 0);
+}
+
+TEST_CASE(
+    "pg connection: only a single host name is looked up, and the rewritten conninfo keeps every option, the "
+    "name as host and the addresses as hostaddr",
+    "[pg_connection][ch04]") {
+  CHECK(PgConnection::host_to_resolve("host=db.example port=5433") == "db.example");
+  CHECK(PgConnection::host_to_resolve("postgresql://u@db.example:5433/x") == "db.example");
+  CHECK(PgConnection::host_to_resolve("host=db.example hostaddr=10.0.0.1").empty());  // an address is given
+  CHECK(PgConnection::host_to_resolve("host=/var/run/postgresql").empty());           // a socket directory
+  CHECK(PgConnection::host_to_resolve("host=127.0.0.1").empty());                     // already an address
+  CHECK(PgConnection::host_to_resolve("host=::1").empty());
+  CHECK(PgConnection::host_to_resolve("host=a.example,b.example").empty());  // a list: left to libpq
+  CHECK_THROWS_AS(PgConnection::host_to_resolve("host='unterminated"), std::invalid_argument);
+
+  const std::string rewritten =
+      PgConnection::with_addresses("postgresql://u@db.example:5433/x?application_name=it's", {"10.0.0.1", "::1"});
+  char* err = nullptr;
+  PQconninfoOption* opts = PQconninfoParse(rewritten.c_str(), &err);
+  INFO(rewritten);
+  REQUIRE(opts != nullptr);
+  std::map<std::string, std::string> got;
+  for (PQconninfoOption* o = opts; o->keyword != nullptr; ++o) {
+    if (o->val != nullptr) got[o->keyword] = o->val;
+  }
+  PQconninfoFree(opts);
+  CHECK(got["host"] == "db.example,db.example");
+  CHECK(got["hostaddr"] == "10.0.0.1,::1");
+  CHECK(got["port"] == "5433");
+  CHECK(got["user"] == "u");
+  CHECK(got["dbname"] == "x");
+  CHECK(got["application_name"] == "it's");
 }

@@ -157,9 +157,16 @@ TEST_CASE(
   if (burst) {
     CHECK(r.pool.counts().closed_on_checkin == 2);  // two came back to a queue the waiters had not emptied
     CHECK(r.pool.counts().open == 4);
+    // The burst counters: one turn of six check-ins, two of them past pool_size.
+    CHECK(r.pool.counts().checkin_turns == 1);
+    CHECK(r.pool.counts().burst_checkins == 2);
+    CHECK(r.pool.counts().burst_max == 6);
   } else {
     CHECK(r.pool.counts().closed_on_checkin == 0);
     CHECK(r.pool.counts().open == 6);
+    CHECK(r.pool.counts().checkin_turns == 6);
+    CHECK(r.pool.counts().burst_checkins == 0);
+    CHECK(r.pool.counts().burst_max == 1);
   }
   r.checkout(4);  // the requests come back for their next query
   r.run_until_held(6);

@@ -1,0 +1,53 @@
+// chapters/05-stack-lock/stage.cpp: the composition root of stage 05.
+// Stage 04 with chapter 05's two switches: `--topology shard|pool` (env HANDOFF_TOPOLOGY):
+// a SO_REUSEPORT listener per worker, as before, or one acceptor that deals each accepted
+// socket to worker i++ % W through that worker's thread-safe post (seed 004's pool shape);
+// and `--stack shared|per-worker` (env HANDOFF_STACK): under Onload, a thread-scope stack per
+// worker with every adopted socket moved into it before its first read (seed 004's fix);
+// without Onload it says `own-stack=no` once and changes nothing.
+#include <CLI/CLI.hpp>
+
+#include "app/demo_routes.h"
+#if HANDOFF_HAVE_LIBPQ
+#include "app/db_route.h"
+#endif
+#include "evloop/loop_flags.h"
+#include "pool/ring_flags.h"
+#include "server/server.h"
+
+using namespace handoff;
+
+// [stage05.main]
+int main(int argc, char** argv) {
+  CLI::App cli{"handoff stage 05: --topology shard|pool and --stack shared|per-worker"};
+  server::ServerOptions options;
+  server::add_core_flags(cli, options);
+  server::add_topology_flags(cli, options);
+  pool::RingChoice ring;
+  pool::add_ring_flags(cli, ring);
+  pool::add_wake_flag(cli, ring);
+  evloop::EventLoopOptions loop;
+  evloop::add_loop_flags(cli, loop);
+#if HANDOFF_HAVE_LIBPQ  // built without libpq (Debian libpq-dev), stage 05 has no upstream
+  app::DbOptions db;
+  app::add_db_flags(cli, db);
+#endif
+  CLI11_PARSE(cli, argc, argv);
+  evloop::apply_loop_env(loop);
+  server::apply_topology_env(options);
+  options.event_loop = loop;
+
+  stats::Registry registry;
+  app::Router router;
+  app::add_demo_routes(router, registry);
+  app::add_async_demo_routes(router);
+#if HANDOFF_HAVE_LIBPQ
+  if (!db.conninfo.empty()) {
+    options.worker_services = app::db_services(db);
+    app::add_db_route(router);
+  }
+#endif
+  server::Server server(options, router, registry, pool::ring_pool_factory(ring));
+  return server::run_until_signal(server, registry);
+}
+// [stage05.main]

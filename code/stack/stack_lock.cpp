@@ -1,0 +1,347 @@
+// stack/stack_lock: a model of a user-level network stack's lock, after Onload's (chapter 05).
+#include "stack/stack_lock.h"
+
+#include <linux/futex.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "stats/thread_cpu.h"
+#include "sync/spin_wait.h"
+
+namespace handoff::stack {
+
+namespace {
+
+// std::atomic<std::uint32_t> is the word itself (always lock-free, no padding), as
+// libstdc++'s own atomic waits hand it to the kernel.
+static_assert(std::atomic<std::uint32_t>::is_always_lock_free, "the futex is the word itself");
+std::uint32_t* futex_address(std::atomic<std::uint32_t>& word) noexcept {
+  return reinterpret_cast<std::uint32_t*>(&word);  // NOLINT(cppcoreguidelines-pro-type-reinterpret-cast)
+}
+
+// Sleeps only if the word still equals `expected` when the kernel looks (under the futex's
+// own lock), so an unlock that lands between our last load and this call is not lost: the
+// call returns at once (EAGAIN). A timeout, EINTR or a spurious return just looks again.
+void futex_wait(std::atomic<std::uint32_t>& word, std::uint32_t expected, std::int64_t timeout_ns) noexcept {
+  timespec ts{};
+  timespec* tsp = nullptr;
+  if (timeout_ns > 0) {
+    ts.tv_sec = static_cast<time_t>(timeout_ns / 1'000'000'000);
+    ts.tv_nsec = static_cast<long>(timeout_ns % 1'000'000'000);
+    tsp = &ts;
+  }
+  ::syscall(SYS_futex, futex_address(word), FUTEX_WAIT_PRIVATE, expected, tsp, nullptr, 0);
+}
+
+// May run after the lock word has been released and even reused by another holder: a wake
+// that finds nobody waiting is harmless (and a stray wake is one that every waiter's loop
+// already tolerates). The object must outlive every thread that uses it, as for any lock.
+void futex_wake_one(std::atomic<std::uint32_t>& word) noexcept {
+  ::syscall(SYS_futex, futex_address(word), FUTEX_WAKE_PRIVATE, 1, nullptr, nullptr, 0);
+}
+
+}  // namespace
+
+StackLock::StackLock(StackLockOptions options) : options_(options) {}
+
+bool StackLock::try_lock_word(std::uint32_t& w, std::uint32_t extra) noexcept {
+  if ((w & kLocked) != 0) return false;
+  // acquire: pairs with the release CAS in unlock() that cleared LOCKED: the last holder's
+  // critical section, and the deferred work it ran, happen-before ours. Failure: relaxed,
+  // the caller only looks at the fresh value again.
+  return word_.compare_exchange_strong(w, w | kLocked | extra, std::memory_order_acquire,
+                                       std::memory_order_relaxed);
+}
+
+bool StackLock::try_lock() noexcept {
+  // relaxed: a guess for the CAS, which orders.
+  std::uint32_t w = word_.load(std::memory_order_relaxed);
+  if (!try_lock_word(w, 0)) return false;
+  count(locks_);
+  return true;
+}
+
+// [stack_lock.lock]
+LockResult StackLock::lock() noexcept {
+  // relaxed: a guess for the CAS, which orders (try_lock_word).
+  std::uint32_t w = word_.load(std::memory_order_relaxed);
+  if (try_lock_word(w, 0)) {
+    count(locks_);
+    return {};
+  }
+  return lock_slow();
+}
+
+LockResult StackLock::lock_slow() noexcept {
+  LockResult result;
+  result.contended = true;
+  count(lock_contends_);
+
+  // Buzz: try-lock on our core, no syscall, for buzz_ns (for ever when -1).
+  if (options_.buzz_ns != 0) {
+    const std::int64_t start = stats::monotonic_ns();
+    for (;;) {
+      // relaxed: a look before the CAS, which orders.
+      std::uint32_t w = word_.load(std::memory_order_relaxed);
+      if (try_lock_word(w, 0)) {
+        count(lock_buzz_catches_);
+        count(locks_);
+        return result;
+      }
+      if (options_.buzz_ns > 0 && stats::monotonic_ns() - start >= options_.buzz_ns) break;
+      sync::cpu_relax();
+    }
+  }
+
+  // Sleep: flag NEED_WAKE in the word, then FUTEX_WAIT on the word as flagged.
+  std::int64_t first_sleep_ns = 0;
+  for (;;) {
+    // relaxed: every decision below is made by a CAS on this value, which orders.
+    std::uint32_t w = word_.load(std::memory_order_relaxed);
+    if ((w & kLocked) == 0) {
+      // A thread that has slept takes the lock with NEED_WAKE set: other sleepers may remain,
+      // and the unlock cleared the only record of them. The price is at most one FUTEX_WAKE
+      // that finds nobody (glibc's low-level lock does the same).
+      if (try_lock_word(w, result.sleeps > 0 ? kNeedWake : 0)) {
+        count(locks_);
+        return result;
+      }
+      continue;
+    }
+    if (options_.handoff_after_ns > 0 && result.sleeps > 0 && (w & kHandoffWanted) == 0 &&
+        stats::monotonic_ns() - first_sleep_ns >= options_.handoff_after_ns) {
+      // relaxed: the bit is a request, not a publication; whoever's CAS sets it owns the
+      // request. The lock itself passes through handoff_ (release/acquire there).
+      if (word_.compare_exchange_strong(w, w | kHandoffWanted | kNeedWake, std::memory_order_relaxed,
+                                        std::memory_order_relaxed)) {
+        count(handoff_requests_);
+        hook(StackLockPoint::handoff_requested);
+        wait_for_handoff();
+        result.handed = true;
+        count(locks_);
+        hook(StackLockPoint::handoff_received);
+        return result;
+      }
+      continue;
+    }
+    if ((w & kNeedWake) == 0) {
+      // relaxed: the flag is read by the unlocker's own CAS on this word (the word's
+      // modification order decides whether it saw the flag); nothing else is published.
+      if (!word_.compare_exchange_strong(w, w | kNeedWake, std::memory_order_relaxed, std::memory_order_relaxed)) {
+        continue;
+      }
+      w |= kNeedWake;
+    }
+    if (first_sleep_ns == 0) first_sleep_ns = stats::monotonic_ns();
+    std::int64_t timeout_ns = 0;  // none
+    if (options_.handoff_after_ns > 0 && (w & kHandoffWanted) == 0) {
+      // Sleep no longer than the rest of the bound, so the request goes in on time even if
+      // no unlock wakes us first.
+      timeout_ns = options_.handoff_after_ns - (stats::monotonic_ns() - first_sleep_ns);
+      if (timeout_ns <= 0) timeout_ns = 1;
+    }
+    hook(StackLockPoint::before_sleep);
+    futex_wait(word_, w, timeout_ns);
+    ++result.sleeps;
+    count(lock_sleeps_);
+    hook(StackLockPoint::woken);
+  }
+}
+// [stack_lock.lock]
+
+void StackLock::wait_for_handoff() noexcept {
+  for (;;) {
+    // The token is taken by an exchange, not a load and a store: two threads can be here for
+    // one token. Once an unlock has withdrawn requester A's HANDOFF_WANTED and published the
+    // token, B (a second sleeper past the bound) may set HANDOFF_WANTED again and arrive
+    // here before A wakes; with a load and a store both could read 1 and both own the lock
+    // (the exclusion stress caught exactly that under TSan's timing). With the exchange one
+    // of them takes it and the other waits on; B's request is still in the word, so the next
+    // unlock hands the lock to the one left. At most one token is ever outstanding: only an
+    // owner publishes one, and until it is taken the lock has no owner to publish another.
+    // acquire: pairs with the release store of 1 in unlock()'s hand-off: the previous
+    // holder's critical section and the deferred work it ran happen-before ours.
+    hook(StackLockPoint::handoff_wait);
+    if (options_.handoff_take_by_exchange) {
+      const std::uint32_t token = handoff_.exchange(0, std::memory_order_acquire);
+      hook(StackLockPoint::handoff_token_read);
+      if (token == 1) return;
+    } else {
+      // The broken take, kept for the test that shows why it is broken (negative control).
+      // acquire: as above; relaxed store: the bug is the gap between the two, not an order.
+      const std::uint32_t token = handoff_.load(std::memory_order_acquire);
+      hook(StackLockPoint::handoff_token_read);
+      if (token == 1) {
+        handoff_.store(0, std::memory_order_relaxed);
+        return;
+      }
+    }
+    futex_wait(handoff_, 0, 0);
+  }
+}
+
+// [stack_lock.unlock]
+UnlockResult StackLock::unlock() noexcept {
+  UnlockResult result;
+  // relaxed: a guess for the CASes below, which order.
+  std::uint32_t w = word_.load(std::memory_order_relaxed);
+  for (;;) {
+    if ((w & kHeadMask) != 0) {
+      // Take the whole deferred list, keeping LOCKED and the flags. acquire: pairs with each
+      // pusher's release CAS in lock_or_defer() (a later pusher's CAS continues the earlier
+      // one's release sequence), so every slot's work and link written before its push are
+      // visible here.
+      if (word_.compare_exchange_strong(w, w & ~(kHeadMask | kCountMask), std::memory_order_acquire,
+                                        std::memory_order_relaxed)) {
+        result.deferred_run += run_list((w & kHeadMask) >> kHeadShift);
+        // relaxed: a fresh guess; the loop's CASes decide.
+        w = word_.load(std::memory_order_relaxed);
+      }
+      continue;
+    }
+    if ((w & kHandoffWanted) != 0) {
+      // Keep LOCKED (and NEED_WAKE for the other sleepers); withdraw the request. relaxed:
+      // the requester learns of the hand-off from handoff_, not from this word.
+      if (word_.compare_exchange_strong(w, w & ~kHandoffWanted, std::memory_order_relaxed,
+                                        std::memory_order_relaxed)) {
+        // release: pairs with wait_for_handoff()'s acquire load: our critical section and
+        // the deferred work run above happen-before the new owner's.
+        handoff_.store(1, std::memory_order_release);
+        futex_wake_one(handoff_);
+        count(lock_handoffs_);
+        result.handed_off = true;
+        return result;
+      }
+      continue;
+    }
+    // Release: only from a word with an empty list and no request, compared whole, so a
+    // push or a NEED_WAKE that lands after our load fails the CAS and we look again. release:
+    // pairs with the next taker's acquire CAS (try_lock_word).
+    if (word_.compare_exchange_strong(w, 0, std::memory_order_release, std::memory_order_relaxed)) {
+      hook(StackLockPoint::released);
+      if ((w & kNeedWake) != 0) {
+        // One sleeper, and nothing handed over: it re-reads the word and competes again.
+        futex_wake_one(word_);
+        count(lock_wakes_);
+        result.woke = true;
+      }
+      return result;
+    }
+  }
+}
+// [stack_lock.unlock]
+
+std::uint32_t StackLock::run_list(std::uint32_t head) noexcept {
+  // The list is LIFO (each push goes on top); run it in the order it was pushed.
+  std::uint32_t order[kSlots];
+  std::uint32_t n = 0;
+  for (std::uint32_t at = head; at != 0 && n < kSlots; at = slots_[at - 1].next) order[n++] = at - 1;
+  for (std::uint32_t i = n; i-- > 0;) {
+    const DeferredWork work = slots_[order[i]].work;
+    free_slot(order[i]);
+    work.run(work.context, work.a, work.b);
+    count(deferred_run_);
+  }
+  return n;
+}
+
+int StackLock::claim_slot() noexcept {
+  // relaxed: a guess for the CAS.
+  std::uint64_t bits = slot_bits_.load(std::memory_order_relaxed);
+  for (;;) {
+    if (bits == ~std::uint64_t{0}) return -1;
+    const int i = __builtin_ctzll(~bits);
+    // acquire: pairs with free_slot()'s release: the holder's read of this slot (the item it
+    // ran last) happens-before our writes to it.
+    if (slot_bits_.compare_exchange_weak(bits, bits | (std::uint64_t{1} << i), std::memory_order_acquire,
+                                         std::memory_order_relaxed)) {
+      return i;
+    }
+  }
+}
+
+void StackLock::free_slot(std::uint32_t index) noexcept {
+  // release: pairs with claim_slot()'s acquire (see there).
+  slot_bits_.fetch_and(~(std::uint64_t{1} << index), std::memory_order_release);
+}
+
+static_assert(2 * StackLock::kDeferLimit <= 64, "slot bitmap is one 64-bit word");
+static_assert(2 * StackLock::kDeferLimit < 255, "slot index + 1 fits the word's 8 head bits");
+
+// [stack_lock.defer]
+DeferOutcome StackLock::lock_or_defer(const DeferredWork& work, UnlockResult* unlocked) noexcept {
+  // relaxed: a guess for the CASes, which order.
+  std::uint32_t w = word_.load(std::memory_order_relaxed);
+  int slot = -1;
+  for (;;) {
+    if ((w & kLocked) == 0) {
+      if (try_lock_word(w, 0)) {
+        if (slot >= 0) free_slot(static_cast<std::uint32_t>(slot));
+        count(locks_);
+        work.run(work.context, work.a, work.b);
+        const UnlockResult r = unlock();
+        if (unlocked != nullptr) *unlocked = r;
+        return DeferOutcome::ran_here;
+      }
+      continue;
+    }
+    const std::uint32_t queued = (w & kCountMask) >> kCountShift;
+    if (queued >= kDeferLimit) break;
+    if (slot < 0) {
+      slot = claim_slot();
+      if (slot < 0) break;
+      slots_[slot].work = work;
+    }
+    slots_[slot].next = (w & kHeadMask) >> kHeadShift;
+    const std::uint32_t pushed = (w & ~(kHeadMask | kCountMask)) |
+                                 (static_cast<std::uint32_t>(slot + 1) << kHeadShift) | ((queued + 1) << kCountShift);
+    // release: pairs with unlock()'s acquire CAS that takes the list: our slot's work and
+    // link are visible to the holder that runs them. The CAS compares the whole word, so it
+    // succeeds only while LOCKED is set: the item cannot be stranded in a released word. No
+    // ABA: items are only ever pushed one at a time and taken all at once, so a word that
+    // compares equal has the same head, and that head is what our link points at.
+    if (word_.compare_exchange_strong(w, pushed, std::memory_order_release, std::memory_order_relaxed)) {
+      count(deferred_work_);
+      return DeferOutcome::deferred;
+    }
+  }
+  // The list is full (or every slot is still being run): block on the lock instead.
+  if (slot >= 0) free_slot(static_cast<std::uint32_t>(slot));
+  count(deferred_full_);
+  hook(StackLockPoint::defer_full);
+  lock();
+  work.run(work.context, work.a, work.b);
+  const UnlockResult r = unlock();
+  if (unlocked != nullptr) *unlocked = r;
+  return DeferOutcome::ran_after_wait;
+}
+// [stack_lock.defer]
+
+bool StackLock::is_locked() const noexcept {
+  // relaxed: a snapshot.
+  return (word_.load(std::memory_order_relaxed) & kLocked) != 0;
+}
+
+std::uint32_t StackLock::deferred_queued() const noexcept {
+  // relaxed: a snapshot.
+  return (word_.load(std::memory_order_relaxed) & kCountMask) >> kCountShift;
+}
+
+StackLockCounters StackLock::counters() const noexcept {
+  // relaxed throughout: statistics.
+  StackLockCounters c;
+  c.locks = locks_.load(std::memory_order_relaxed);
+  c.lock_contends = lock_contends_.load(std::memory_order_relaxed);
+  c.lock_buzz_catches = lock_buzz_catches_.load(std::memory_order_relaxed);
+  c.lock_sleeps = lock_sleeps_.load(std::memory_order_relaxed);
+  c.lock_wakes = lock_wakes_.load(std::memory_order_relaxed);
+  c.deferred_work = deferred_work_.load(std::memory_order_relaxed);
+  c.deferred_run = deferred_run_.load(std::memory_order_relaxed);
+  c.deferred_full = deferred_full_.load(std::memory_order_relaxed);
+  c.handoff_requests = handoff_requests_.load(std::memory_order_relaxed);
+  c.lock_handoffs = lock_handoffs_.load(std::memory_order_relaxed);
+  return c;
+}
+
+}  // namespace handoff::stack

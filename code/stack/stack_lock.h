@@ -1,0 +1,227 @@
+// stack/stack_lock: a model of a user-level network stack's lock, after Onload's (chapter 05).
+// Role: the one lock every send on a stack must hold, with the three behaviours seed 004
+// traced a second-long stall to: a compare-and-swap fast path, a buzz (a try-lock spin) for a
+// configurable time and then a futex sleep flagged by a need-wake bit, and an unlock that
+// wakes one sleeper and hands it nothing (the woken thread competes again, and a thread that
+// is still spinning on its core wins). A thread that finds the lock held can instead leave
+// its work in the lock word for the holder, who runs it before it unlocks ("deferred work").
+//
+// What is modelled, after Onload's public source (ef_eplock / ci_netif_lock, the kernel's
+// oo_eplock_lock, read to learn, not copied; facts in shared/background/FACTS.md):
+//  - One 32-bit lock word holds the LOCKED bit, the NEED_WAKE bit and the deferred-work
+//    list (its head and its length), so that "release the lock" and "the list is empty" are
+//    one atomic fact: an unlock that would strand a pushed item fails its CAS and runs it.
+//  - lock(): one CAS when free; else buzz (try-lock spin) for buzz_ns (-1: for ever, as
+//    EF_BUZZ_USEC=-1; 0: not at all); then set NEED_WAKE and FUTEX_WAIT on the word.
+//  - unlock(): run the deferred list until a CAS finds it empty and releases in the same
+//    step; if NEED_WAKE was set, FUTEX_WAKE one sleeper. Nothing is handed over: the woken
+//    thread re-reads the word and sleeps again if someone took the lock meanwhile.
+//  - lock_or_defer(work): take the lock and run `work` here, or push `work` into the lock
+//    word for the holder; past kDeferLimit (32, Onload's default) items, block on the lock.
+//
+// Beyond the seed: a hand-off variant (handoff_after_ns > 0), the starvation mode of Go's
+// sync.Mutex and the hand-off bit of Linux's mutex. A sleeper that has waited past the bound
+// raises HANDOFF_WANTED in the word (one request at a time: the bit is set by CAS only when
+// clear) and then sleeps on a second word, the hand-off token. The next unlock does not clear
+// LOCKED: it clears HANDOFF_WANTED, publishes the token and wakes a requester, which takes
+// the token with an exchange and returns from lock() owning the lock. A buzzing thread sees
+// LOCKED the whole time and cannot barge in. Two requesters can wait for one token (a second
+// may raise the bit again as soon as the unlock has cleared it); the exchange lets only one
+// take it, and the other's request, still in the word, is served by the next unlock. Off
+// (0), the lock is Onload's: no hand-off.
+//
+// Differences of representation. Onload links its deferred sockets through the sockets
+// themselves (each has a next-id field) and keeps the head, a socket id + 1, in the low bits
+// of the word (CI_EPLOCK_NETIF_SOCKET_LIST), with the count in the stack's shared state;
+// here the items live in slots of the lock (a deferred send carries its own function and
+// arguments, not a socket with pending work), and the count sits in the word beside the
+// head, so that the limit is checked by the same CAS that pushes. Onload's newer word is 64
+// bits; this one is 32, the width FUTEX_WAIT takes.
+//
+// Not modelled: the kernel side's resource manager and its lock-stealing for a process that
+// died holding the lock, the priority of the stack's own poll work, and Onload's other flag
+// bits (CI_EPLOCK_NETIF_*: poll, prime, packet-waiter and the rest, each a kind of work the
+// unlocker does).
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+
+namespace handoff::stack {
+
+/// One unit of deferred work: a plain function and its arguments, copied into a slot of the
+/// lock (no allocation on the contended path). Runs on the holder's thread, under the lock;
+/// it must not take this lock itself.
+struct DeferredWork {
+  void (*run)(void* context, std::uint64_t a, std::uint64_t b) noexcept = nullptr;
+  void* context = nullptr;
+  std::uint64_t a = 0;
+  std::uint64_t b = 0;
+};
+
+/// The points a test may stop a thread at (StackLockHooks). Production passes no hooks.
+enum class StackLockPoint {
+  before_sleep,       ///< a waiter flagged NEED_WAKE and is about to FUTEX_WAIT on the word
+  woken,              ///< a waiter's FUTEX_WAIT returned; it has not re-read the word yet
+  handoff_requested,  ///< a starving waiter set HANDOFF_WANTED and will sleep for the hand-off
+  handoff_received,   ///< a requester was handed the lock (it owns it now)
+  defer_full,         ///< lock_or_defer found kDeferLimit items queued and will block instead
+  released,           ///< unlock's releasing CAS succeeded; the wake (if any) is not yet sent
+  handoff_wait,       ///< a requester is about to read the hand-off token (each look)
+  handoff_token_read, ///< a requester has read (or taken) the token; it has not acted on it yet
+};
+
+/// A test's window into the lock's slow paths (the DeterministicSchedule idea, reduced to
+/// named points): at() runs on the thread that reached the point and may block it there.
+/// Production code passes none, and each point costs one predictable branch on a slow path.
+class StackLockHooks {
+ public:
+  virtual ~StackLockHooks() = default;
+  virtual void at(StackLockPoint point) noexcept = 0;
+};
+
+struct StackLockOptions {
+  /// How long lock() spins with try-locks before it sleeps. -1: for ever (never sleeps);
+  /// 0: sleeps at once. Onload derives min(EF_POLL_USEC, 100 us) by default (seed 004).
+  std::int64_t buzz_ns = 100'000;
+  /// 0: no hand-off (Onload's lock). > 0: a waiter that has slept longer than this asks for
+  /// the lock to be handed to it, and the next unlock does so.
+  std::int64_t handoff_after_ns = 0;
+  /// Test hooks; nullptr in production.
+  StackLockHooks* hooks = nullptr;
+  /// true: a requester takes the hand-off token with one exchange. false: with a load and a
+  /// store, the broken take two requesters can both win (kept only for the test that shows it).
+  bool handoff_take_by_exchange = true;
+};
+
+/// Totals since construction, all threads (relaxed counters: a recent value, not a cut).
+/// Names follow Onload's stackdump where it has one.
+struct StackLockCounters {
+  std::uint64_t locks = 0;             ///< lock() / lock_or_defer() calls that ended holding it
+  std::uint64_t lock_contends = 0;     ///< takes whose first CAS found the lock held
+  std::uint64_t lock_buzz_catches = 0; ///< contended takes won while buzzing (no sleep)
+  std::uint64_t lock_sleeps = 0;       ///< FUTEX_WAITs on the lock word (a sleep per wait)
+  std::uint64_t lock_wakes = 0;        ///< FUTEX_WAKEs sent by unlock() (Onload: lock_wakes)
+  std::uint64_t deferred_work = 0;     ///< items pushed for the holder (Onload: deferred_work)
+  std::uint64_t deferred_run = 0;      ///< items a holder ran before unlocking
+  std::uint64_t deferred_full = 0;     ///< deferrals refused at kDeferLimit (the caller blocked)
+  std::uint64_t handoff_requests = 0;  ///< starving waiters that set HANDOFF_WANTED
+  std::uint64_t lock_handoffs = 0;     ///< unlocks that handed the lock over instead of releasing
+};
+
+/// What one lock() did, for a caller that attributes it to its own thread's counters.
+struct LockResult {
+  bool contended = false;    ///< the fast path failed
+  std::uint32_t sleeps = 0;  ///< FUTEX_WAITs this call made
+  bool handed = false;       ///< the lock was handed to this thread
+};
+
+/// What one unlock() did.
+struct UnlockResult {
+  std::uint32_t deferred_run = 0;  ///< deferred items this unlock ran
+  bool woke = false;               ///< it sent a FUTEX_WAKE to the lock word's sleepers
+  bool handed_off = false;         ///< it handed the lock to a starving waiter
+};
+
+/// How lock_or_defer() disposed of the work.
+enum class DeferOutcome {
+  ran_here,      ///< the lock was free: the work ran on this thread, and the lock is released
+  deferred,      ///< the lock was held: the holder will run the work before it unlocks
+  ran_after_wait ///< kDeferLimit items were queued: this thread took the lock (blocking) and ran it
+};
+
+/// The stack lock. Guarantee: mutual exclusion; every deferred item runs exactly once, on a
+/// thread holding the lock, before that thread's unlock releases it (so before any later
+/// holder's critical section); no wake is lost (a sleeper flags NEED_WAKE in the same word
+/// the unlocker releases, and FUTEX_WAIT rechecks the word). NOT guaranteed without the
+/// hand-off: that a sleeper ever gets the lock. A thread that keeps re-taking it while
+/// spinning can starve a sleeper for as long as it likes (seed 004's stall; the starvation
+/// test shows it). With handoff_after_ns a lone sleeper waits at most about that bound plus
+/// one critical section past its first sleep; several starving sleepers are served one request
+/// at a time, each request by the next unlock, and one that sleeps while another's request is
+/// pending looks again only when a plain unlock wakes it (requests are not queued).
+/// Cost: an uncontended lock and unlock are one CAS each. A contended take spins up to
+/// buzz_ns, then a FUTEX_WAIT per wake; an unlock with sleepers pays one FUTEX_WAKE. A
+/// deferral is two CASes (a slot, the word) and no syscall.
+class StackLock {
+ public:
+  /// The most items the lock word's list holds (Onload's default deferred-work limit).
+  static constexpr std::uint32_t kDeferLimit = 32;
+
+  explicit StackLock(StackLockOptions options = {});
+  StackLock(const StackLock&) = delete;
+  StackLock& operator=(const StackLock&) = delete;
+
+  /// One CAS: take the lock if it is free. Never blocks, never defers.
+  bool try_lock() noexcept;
+  /// Take the lock: CAS, buzz, then sleep (or wait for a hand-off). See the class comment.
+  LockResult lock() noexcept;
+  /// Run the deferred work, then release (or hand off) and wake one sleeper if flagged.
+  UnlockResult unlock() noexcept;
+  /// Run `work` under the lock: here, if the lock is free; else by the holder, deferred; or,
+  /// when kDeferLimit items are already queued, here after blocking on the lock. When the
+  /// work ran here, `unlocked` (if given) receives what the unlock that followed it did.
+  DeferOutcome lock_or_defer(const DeferredWork& work, UnlockResult* unlocked = nullptr) noexcept;
+
+  /// Snapshots, for tests and /stats.
+  bool is_locked() const noexcept;
+  std::uint32_t deferred_queued() const noexcept;
+  std::uint32_t word() const noexcept { return word_.load(std::memory_order_relaxed); }
+  StackLockCounters counters() const noexcept;
+  const StackLockOptions& options() const noexcept { return options_; }
+
+  // The lock word's layout (public for tests and the book's diagram).
+  static constexpr std::uint32_t kLocked = 1U << 0;         ///< someone holds the lock
+  static constexpr std::uint32_t kNeedWake = 1U << 1;       ///< a waiter may sleep on the word
+  static constexpr std::uint32_t kHandoffWanted = 1U << 2;  ///< a starving waiter asks for it
+  static constexpr unsigned kHeadShift = 8;                 ///< bits 8..15: list head, slot + 1
+  static constexpr std::uint32_t kHeadMask = 0xffU << kHeadShift;
+  static constexpr unsigned kCountShift = 16;               ///< bits 16..23: list length
+  static constexpr std::uint32_t kCountMask = 0xffU << kCountShift;
+
+ private:
+  // Slots for deferred items: twice the limit, so that a pusher seldom finds none free
+  // while the holder is still running (and freeing) the items it detached.
+  static constexpr std::uint32_t kSlots = 2 * kDeferLimit;
+  struct Slot {
+    DeferredWork work;
+    std::uint32_t next = 0;  // the slot below this one in the list (index + 1; 0 = end)
+  };
+
+  bool try_lock_word(std::uint32_t& w, std::uint32_t extra) noexcept;
+  LockResult lock_slow() noexcept;
+  void wait_for_handoff() noexcept;
+  int claim_slot() noexcept;
+  void free_slot(std::uint32_t index) noexcept;
+  std::uint32_t run_list(std::uint32_t head) noexcept;
+  void hook(StackLockPoint p) noexcept {
+    if (options_.hooks != nullptr) options_.hooks->at(p);
+  }
+  void count(std::atomic<std::uint64_t>& c) noexcept {
+    // relaxed: a statistic; it orders nothing.
+    c.fetch_add(1, std::memory_order_relaxed);
+  }
+
+  const StackLockOptions options_;
+  // The lock word, on its own line: every taker, pusher and unlocker CASes it.
+  alignas(64) std::atomic<std::uint32_t> word_{0};
+  // The hand-off word: 1 = "the lock is yours", read by the one thread that owns the
+  // current HANDOFF_WANTED request; its own futex, so the unlocker wakes exactly that thread.
+  alignas(64) std::atomic<std::uint32_t> handoff_{0};
+  // Which slots are taken (bit i = slots_[i]); claimed and freed by CAS / fetch_and.
+  alignas(64) std::atomic<std::uint64_t> slot_bits_{0};
+  Slot slots_[kSlots];
+  // Counters, on their own lines away from the word.
+  alignas(64) std::atomic<std::uint64_t> locks_{0};
+  std::atomic<std::uint64_t> lock_contends_{0};
+  std::atomic<std::uint64_t> lock_buzz_catches_{0};
+  std::atomic<std::uint64_t> lock_sleeps_{0};
+  std::atomic<std::uint64_t> lock_wakes_{0};
+  std::atomic<std::uint64_t> deferred_work_{0};
+  std::atomic<std::uint64_t> deferred_run_{0};
+  std::atomic<std::uint64_t> deferred_full_{0};
+  std::atomic<std::uint64_t> handoff_requests_{0};
+  std::atomic<std::uint64_t> lock_handoffs_{0};
+};
+
+}  // namespace handoff::stack

@@ -1,0 +1,79 @@
+// exercises/04-resolver-cancel: chapter 04's bounded resolver cut down to its queue and its
+// threads; the step a thread takes to get its next lookup, to write.
+#pragma once
+
+#include <condition_variable>
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace exercise {
+
+/// What a lookup runs (blocking: getaddrinfo in the chapter, a test's stand-in here).
+using LookupFunction = std::function<std::string(const std::string& name)>;
+/// Runs with the answer, on the thread that did the lookup, unless the lookup was cancelled.
+using Done = std::function<void(std::string answer)>;
+
+/// One lookup's state, shared by the queue and the caller's ticket. Every field is guarded by
+/// the queue's mutex.
+struct LookupState {
+  std::string name;
+  Done done;
+  bool cancelled = false;  ///< cancel() was called
+  bool started = false;    ///< a thread took it for the lookup function: too late to skip
+};
+
+struct QueueCounts {
+  std::uint64_t lookups_run = 0;      ///< lookups that reached the lookup function
+  std::uint64_t lookups_skipped = 0;  ///< cancelled lookups a thread dropped unrun
+  std::uint64_t answers_dropped = 0;  ///< answers of lookups cancelled while they ran
+};
+
+/// `threads` threads take lookups from one queue, first asked first taken, and run each
+/// outside the lock. A cancelled lookup still queued never reaches the lookup function; one
+/// cancelled while it runs finishes there and its answer is dropped.
+class LookupQueue {
+ public:
+  using Ticket = std::shared_ptr<LookupState>;
+
+  // ---- given (lookup_queue.cpp)
+
+  LookupQueue(std::size_t threads, LookupFunction lookup);
+  /// Drops what is still queued and joins the threads (after the lookups they are running).
+  ~LookupQueue();
+  LookupQueue(const LookupQueue&) = delete;
+  LookupQueue& operator=(const LookupQueue&) = delete;
+
+  Ticket resolve(std::string name, Done done);
+  /// Cancel a lookup: true if it will never reach the lookup function (it was still queued),
+  /// false if a thread already took it (its answer will be dropped) or it has finished.
+  bool cancel(const Ticket& ticket);
+  QueueCounts counts() const;
+
+ private:
+  // ---- the exercise (take.cpp)
+
+  /// A thread's next lookup: wait, with `lock` held on mutex_, until a lookup is queued or
+  /// stopping_ is set; return the oldest queued lookup that was not cancelled, marked started
+  /// (nullptr when stopping). Cancelled lookups met on the way are dropped from the queue and
+  /// counted in counts_.lookups_skipped.
+  Ticket take(std::unique_lock<std::mutex>& lock);
+
+  void thread_main();
+
+  LookupFunction lookup_;
+  mutable std::mutex mutex_;
+  std::condition_variable queued_;
+  std::deque<Ticket> queue_;  // guarded by mutex_
+  QueueCounts counts_;        // guarded by mutex_
+  bool stopping_ = false;     // guarded by mutex_
+  std::vector<std::thread> threads_;
+};
+
+}  // namespace exercise

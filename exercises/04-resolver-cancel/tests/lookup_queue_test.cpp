@@ -1,0 +1,174 @@
+// exercises/04-resolver-cancel/tests: cancelled lookups skipped before the lookup function,
+// a cancel that comes too late answered as such, and lookups taken in the order asked. Every
+// wait is bounded; the lookup function is a stand-in that blocks on a gate the test opens.
+#include <atomic>
+#include <catch2/catch.hpp>
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "lookup_queue.h"
+#include "testkit/watchdog.h"
+
+using namespace std::chrono_literals;
+using exercise::LookupQueue;
+
+namespace {
+
+/// A lookup function that records every name it is given and, while the gate is shut,
+/// blocks the first `hold` calls until the test opens it.
+class GatedLookup {
+ public:
+  explicit GatedLookup(int hold) : hold_(hold) {}
+
+  exercise::LookupFunction function() {
+    return [this](const std::string& name) {
+      std::unique_lock<std::mutex> g(m_);
+      log_.push_back(name);
+      if (static_cast<int>(log_.size()) <= hold_) {
+        ++inside_;
+        changed_.notify_all();
+        changed_.wait_for(g, 10s, [this] { return open_; });
+      }
+      return "addr-of-" + name;
+    };
+  }
+  /// Wait (at most 5 s) until `n` calls are blocked at the gate.
+  bool wait_inside(int n) {
+    std::unique_lock<std::mutex> g(m_);
+    return changed_.wait_for(g, 5s, [&] { return inside_ >= n; });
+  }
+  void open() {
+    std::lock_guard<std::mutex> g(m_);
+    open_ = true;
+    changed_.notify_all();
+  }
+  std::vector<std::string> log() {
+    std::lock_guard<std::mutex> g(m_);
+    return log_;
+  }
+
+ private:
+  std::mutex m_;
+  std::condition_variable changed_;
+  std::vector<std::string> log_;
+  int hold_;
+  int inside_ = 0;
+  bool open_ = false;
+};
+
+/// Answers, as the Done callbacks deliver them (on the queue's threads).
+struct Answers {
+  std::mutex m;
+  std::vector<std::string> got;
+  exercise::Done record() {
+    return [this](std::string a) {
+      std::lock_guard<std::mutex> g(m);
+      got.push_back(std::move(a));
+    };
+  }
+  std::vector<std::string> snapshot() {
+    std::lock_guard<std::mutex> g(m);
+    return got;
+  }
+};
+
+template <class Pred>
+bool eventually(Pred pred) {
+  const auto deadline = std::chrono::steady_clock::now() + 5s;
+  while (!pred()) {
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    std::this_thread::sleep_for(1ms);
+  }
+  return true;
+}
+
+}  // namespace
+
+TEST_CASE("resolver-cancel: a lookup cancelled while it waits never reaches the lookup function, and its callback never runs",
+          "[resolver-cancel][ch04]") {
+  handoff::testkit::Watchdog dog(20s, "cancelled lookups while queued");
+  GatedLookup lookup(1);
+  Answers answers;
+  LookupQueue q(1, lookup.function());
+  q.resolve("a", answers.record());
+  REQUIRE(lookup.wait_inside(1));  // the one thread is busy with "a"
+  auto b = q.resolve("b", answers.record());
+  q.resolve("c", answers.record());
+  auto d = q.resolve("d", answers.record());
+  CHECK(q.cancel(b));  // still queued: it will never run
+  CHECK(q.cancel(d));
+  lookup.open();
+  REQUIRE(eventually([&] { return q.counts().lookups_skipped + q.counts().lookups_run == 4; }));
+  CHECK(lookup.log() == std::vector<std::string>{"a", "c"});
+  CHECK(q.counts().lookups_skipped == 2);
+  REQUIRE(eventually([&] { return answers.snapshot().size() == 2; }));
+  CHECK(answers.snapshot() == std::vector<std::string>{"addr-of-a", "addr-of-c"});
+}
+
+TEST_CASE("resolver-cancel: a lookup cancelled while it runs finishes there, its answer is dropped, and cancel says it was too late",
+          "[resolver-cancel][ch04]") {
+  handoff::testkit::Watchdog dog(20s, "a lookup cancelled while it runs");
+  GatedLookup lookup(1);
+  Answers answers;
+  LookupQueue q(1, lookup.function());
+  auto a = q.resolve("a", answers.record());
+  REQUIRE(lookup.wait_inside(1));
+  CHECK_FALSE(q.cancel(a));  // a thread took it: too late to keep it from libc
+  lookup.open();
+  REQUIRE(eventually([&] { return q.counts().answers_dropped == 1; }));
+  CHECK(answers.snapshot().empty());
+  CHECK(q.counts().lookups_run == 1);
+  CHECK(q.counts().lookups_skipped == 0);
+}
+
+TEST_CASE("resolver-cancel: lookups reach the lookup function in the order they were asked for, cancelled ones left out",
+          "[resolver-cancel][ch04]") {
+  handoff::testkit::Watchdog dog(20s, "lookup order");
+  GatedLookup lookup(1);
+  Answers answers;
+  LookupQueue q(1, lookup.function());
+  q.resolve("first", answers.record());
+  REQUIRE(lookup.wait_inside(1));
+  std::vector<std::string> want{"first"};
+  for (int i = 0; i < 30; ++i) {
+    auto t = q.resolve(std::to_string(i), answers.record());
+    if (i % 3 == 1) {
+      CHECK(q.cancel(t));
+    } else {
+      want.push_back(std::to_string(i));
+    }
+  }
+  lookup.open();
+  REQUIRE(eventually([&] { return q.counts().lookups_skipped + q.counts().lookups_run == 31; }));
+  CHECK(lookup.log() == want);
+}
+
+TEST_CASE("resolver-cancel: a burst of 1,000 lookups behind four busy threads, every other one cancelled, runs exactly the others",
+          "[resolver-cancel][ch04]") {
+  handoff::testkit::Watchdog dog(30s, "a burst of 1,000 lookups");
+  GatedLookup lookup(4);
+  Answers answers;
+  LookupQueue q(4, lookup.function());
+  for (int i = 0; i < 4; ++i) q.resolve("busy" + std::to_string(i), answers.record());
+  REQUIRE(lookup.wait_inside(4));
+  int cancelled_now = 0;
+  for (int i = 0; i < 1000; ++i) {
+    auto t = q.resolve("n" + std::to_string(i), answers.record());
+    if (i % 2 == 1 && q.cancel(t)) ++cancelled_now;
+  }
+  CHECK(cancelled_now == 500);
+  lookup.open();
+  REQUIRE(eventually([&] { return q.counts().lookups_skipped + q.counts().lookups_run == 1004; }));
+  CHECK(q.counts().lookups_run == 504);
+  CHECK(q.counts().lookups_skipped == 500);
+  for (const std::string& name : lookup.log()) {
+    if (name[0] != 'n') continue;
+    INFO(name);
+    CHECK(std::stoi(name.substr(1)) % 2 == 0);
+  }
+  REQUIRE(eventually([&] { return answers.snapshot().size() == 504; }));
+}
