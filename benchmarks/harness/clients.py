@@ -56,7 +56,9 @@ def _url_ok(url: str) -> str:
 
 
 def loadgen_argv(bin_dir: str, url: str, row: Row, duration_s: float,
-                 json_path: str) -> list[str]:
+                 json_path: str, samples_path: str | None = None) -> list[str]:
+    """loadgen's command line; with samples_path it also writes one CSV line per response
+    there (--raw-samples; the harness's stall view, harness/stalls.py)."""
     argv = [os.path.join(bin_dir, "loadgen"), "--url", _url_ok(url),
             "-c", str(row.connections), "-t", str(row.threads),
             "--duration", f"{duration_s:g}", "--warmup", "0", "--model", row.model,
@@ -69,6 +71,8 @@ def loadgen_argv(bin_dir: str, url: str, row: Row, duration_s: float,
         argv += ["--pipeline", str(row.pipeline)]
     if row.method != "GET":
         argv += ["--method", row.method, "--body-size", str(row.body_size)]
+    if samples_path:
+        argv += ["--raw-samples", samples_path]
     return argv + ["--json", json_path]
 
 
@@ -135,7 +139,10 @@ def missing(row: Row, bin_dir: str) -> str | None:
 
 
 def run(row: Row, url: str, duration_s: float, bin_dir: str, workdir: str,
-        tag: str) -> ClientResult:
+        tag: str, samples_path: str | None = None) -> ClientResult:
+    """One client run. samples_path (loadgen only; wrk has no raw samples) asks loadgen for
+    its per-response CSV; it is written after the measured window, so its cost lands in the
+    client's CPU but not in the server's or the latencies."""
     out = os.path.join(workdir, f"{tag}.stdout")
     err = os.path.join(workdir, f"{tag}.stderr")
     if row.client == "wrk":
@@ -148,7 +155,7 @@ def run(row: Row, url: str, duration_s: float, bin_dir: str, workdir: str,
         json_path = os.path.join(workdir, f"{tag}.json")
         if os.path.exists(json_path):
             os.unlink(json_path)
-        argv = loadgen_argv(bin_dir, url, row, duration_s, json_path)
+        argv = loadgen_argv(bin_dir, url, row, duration_s, json_path, samples_path)
         ticks, wall = _run(argv, duration_s + GRACE_S, out, err)
         try:
             with open(json_path, encoding="utf-8") as f:

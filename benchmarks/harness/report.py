@@ -3,7 +3,8 @@
 Role: everything the harness writes. The JSON keeps every raw cell sample beside the
 per-cell summary, the comparisons and the machine they came from; the CSV has one
 line per row x arm (median and min/max over rounds) plus a verdict column per
-declared comparison, and is what the book's `results-table` directive renders; the
+declared comparison and the stall view (stall_runs, max_us_runs), and is what the
+book's `results-table` directive renders; -runs.csv has one line per cell; the
 PNGs are grouped bar charts with min-max error bars for the book's figures.
 """
 
@@ -191,7 +192,8 @@ def csv_header(compares) -> list[str]:
     cols = ["row", "arm", "client", "model", "connections", "rounds"]
     for m in sm.CSV_METRICS:
         cols += [f"{m}_median", f"{m}_min", f"{m}_max"]
-    cols += ["errors", "failed_rounds", "busy_rounds", "busy_pct_max"]
+    cols += ["errors", "failed_rounds", "busy_rounds", "busy_pct_max", "stall_runs",
+             "max_us_runs"]
     for c in compares:
         for m in c.metrics:
             for col in (sm.verdict_column(m, c.b), sm.ratio_column(m, c.b)):
@@ -218,7 +220,10 @@ def csv_rows(spec, summ: dict, comparisons: list[dict]) -> list[dict]:
             busy = s["metrics"]["busy_pct"]
             line.update(errors=s["errors_total"], failed_rounds=s["failed_rounds"],
                         busy_rounds=s["busy_rounds"],
-                        busy_pct_max=sm.fmt("busy_pct", busy.hi if busy else None))
+                        busy_pct_max=sm.fmt("busy_pct", busy.hi if busy else None),
+                        stall_runs=s["stall_runs"],
+                        max_us_runs=" ".join(sm.fmt("max_us", v) if v is not None else "-"
+                                             for v in s["max_us_runs"]))
             for c in comparisons:
                 mine = (c["over"] == "arms" and c["a"] == arm.name and c["within"] == row.name) \
                     or (c["over"] == "rows" and c["a"] == row.name and c["within"] == arm.name)
@@ -227,6 +232,31 @@ def csv_rows(spec, summ: dict, comparisons: list[dict]) -> list[dict]:
                     line[sm.ratio_column(c["metric"], c["b"])] = (
                         f"{c['ratio']:.3f}" if c["ratio"] is not None else "")
             out.append(line)
+    return out
+
+
+# The per-run CSV (OUT/<chapter>/<name>-runs.csv): one line per cell, so that a run's
+# worst latency, and whether it stalled, is not lost in the medians of the main CSV.
+RUN_METRICS = ("rps", "p50_us", "p99_us", "p99_9_us", "max_us", "server_us_per_req",
+               "loop_us_per_req", "stack_contends_per_req", "stack_deferred_per_req",
+               "stack_wakes_per_req", "stack_pool_empty_per_req", "stack_handoffs_per_req")
+RUNS_HEADER = (["round", "order", "row", "arm", "ok"] + list(RUN_METRICS)
+               + ["stall", "stall_samples", "error"])
+
+
+def runs_rows(cells: list[dict], stall_us: float = sm.STALL_US) -> list[dict]:
+    out = []
+    for c in cells:
+        m = c.get("metrics") or {}
+        line = {"round": c["round"], "order": c.get("order", ""), "row": c["row"],
+                "arm": c["arm"], "ok": int(bool(c.get("ok")))}
+        for k in RUN_METRICS:
+            line[k] = sm.fmt(k, m.get(k))
+        if c.get("ok"):
+            line["stall"] = int(sm.is_stall(m.get("max_us"), stall_us))
+        line["stall_samples"] = (c.get("stall_samples") or {}).get("file", "")
+        line["error"] = ((c.get("error") or "").splitlines() or [""])[0]
+        out.append(line)
     return out
 
 
@@ -320,7 +350,7 @@ def print_table(spec, summ: dict, comparisons: list[dict], mode: str, out) -> No
     print(f"\n== {spec.chapter}/{spec.name}: {spec.title} ({mode}) ==", file=out)
     show([("rps", "rps"), ("loop µs/req", "loop_us_per_req"), ("pool µs/req", "pool_us_per_req"),
           ("pool %", "pool_cpu_pct"), ("srv µs/req", "server_us_per_req"), ("p50 µs", "p50_us"),
-          ("p99 µs", "p99_us")], flags=True)
+          ("p99 µs", "p99_us"), ("max µs", "max_us")], flags=True)
     print("  per request (sleeps: voluntary context switches from /proc; the rest: the "
           "stage's /stats):", file=out)
     show([("loop sleeps", "loop_sleeps_per_req"), ("pool sleeps", "pool_sleeps_per_req"),
@@ -332,6 +362,23 @@ def print_table(spec, summ: dict, comparisons: list[dict], mode: str, out) -> No
           ("hand-off syscalls", "handoff_syscalls_per_req"),
           ("loop syscalls", "loop_syscalls_per_req"),
           ("pool syscalls", "pool_syscalls_per_req")], flags=False)
+    stack = [("contends", "stack_contends_per_req"), ("deferred", "stack_deferred_per_req"),
+             ("lock wakes", "stack_wakes_per_req"), ("pool empty", "stack_pool_empty_per_req"),
+             ("hand-offs", "stack_handoffs_per_req")]
+    if any((r := s["metrics"][m]) is not None and r.hi > 0
+           for s in summ.values() for _, m in stack):
+        print("  the stack lock, per request (the loops' /stats):", file=out)
+        show(stack, flags=False)
+    if any(s.get("stall_runs") for s in summ.values()):
+        stall_us = next(iter(summ.values()))["stall_us"]
+        print(f"  stalls (runs whose max exceeded {sm.fmt('max_us', stall_us)} µs), and each "
+              "run's max in µs:", file=out)
+        for s in summ.values():
+            if s.get("stall_runs"):
+                runs = " ".join(sm.fmt("max_us", v) if v is not None else "-"
+                                for v in s["max_us_runs"])
+                print(f"    {s['row']} x {s['arm']}: {s['stall_runs']} of {s['rounds']}: {runs}",
+                      file=out)
     for c in comparisons:
         ratio = f" ratio {c['ratio']:.3f}" if c["ratio"] is not None else ""
         print(f"  {c['metric']}: {c['a']} vs {c['b']} in {c['within']}: "

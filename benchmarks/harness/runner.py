@@ -17,7 +17,10 @@ rotated order (A B C, B C A, ...), one cell:
 
 Per cell it keeps the raw samples (per thread, per role, the client's report) and the
 derived metrics; then it reduces them over rounds, judges the declared comparisons,
-and writes OUT/<chapter>/<name>.json, .csv and -<metric>.png.
+and writes OUT/<chapter>/<name>.json, .csv, -runs.csv (a line per cell: its max latency,
+whether it stalled) and -<metric>.png. A spec that says stall_samples has loadgen record
+raw samples, and a run whose max exceeds the spec's stall_us leaves its slowest ones in
+OUT/<chapter>/<name>-stalls/ (harness/stalls.py).
 """
 
 from __future__ import annotations
@@ -35,6 +38,7 @@ import procfs
 import report
 import servers
 import serverstats
+import stalls
 import summary as sm
 from specfile import Spec, rotation
 
@@ -55,7 +59,11 @@ def _log(msg: str) -> None:
 
 
 def measure_cell(spec: Spec, arm, row, round_index: int, order: int, settings,
-                 build_dir: str, repo_root: str, workdir: str) -> dict:
+                 build_dir: str, repo_root: str, workdir: str,
+                 stall_dir: str | None = None) -> dict:
+    """One cell. With stall_dir (a spec that says stall_samples), a loadgen row's measured
+    run records its raw samples, and a run whose max exceeds the spec's stall_us leaves
+    its slowest ones in stall_dir (harness/stalls.py)."""
     cell = {"round": round_index, "order": order, "row": row.name, "arm": arm.name,
             "ok": False, "error": None}
     tag = f"r{round_index}-{row.name}-{arm.name}"
@@ -78,9 +86,11 @@ def measure_cell(spec: Spec, arm, row, round_index: int, order: int, settings,
         stats0 = _read_stats(server, cell)
         self0, m0 = _self_ticks(), procfs.machine_times()
         s0 = procfs.snapshot(targets)
+        samples = (os.path.join(server.workdir, "measured-samples.csv")
+                   if stall_dir is not None and row.client == "loadgen" else None)
         t0 = time.monotonic()
         result = clients.run(row, url, settings.duration_s, bin_dir, server.workdir,
-                             "measured")
+                             "measured", samples_path=samples)
         t1 = time.monotonic()
         served += result.requests
         s1 = procfs.snapshot(targets)
@@ -88,6 +98,9 @@ def measure_cell(spec: Spec, arm, row, round_index: int, order: int, settings,
         stats1 = _read_stats(server, cell) if stats0 is not None else None
         if not server.alive():
             raise servers.StartError(f"arm {arm.name} died during the measured window")
+        if samples is not None and sm.is_stall(result.latency_us.get("max"), spec.stall_us):
+            _keep_stall(cell, samples, stall_dir, stalls.file_name(round_index, row.name,
+                                                                   arm.name), spec.stall_us)
         counted = serverstats.delta(stats0, stats1) if stats1 is not None else None
         window = t1 - t0
         cpu = procfs.delta(s0, s1)
@@ -133,6 +146,16 @@ def measure_cell(spec: Spec, arm, row, round_index: int, order: int, settings,
     return cell
 
 
+def _keep_stall(cell: dict, samples: str, stall_dir: str, name: str, stall_us: float) -> None:
+    """Keep a stalled run's slowest raw samples; a failure to is noted, not fatal."""
+    try:
+        info = stalls.keep(samples, os.path.join(stall_dir, name), stall_us)
+        cell["stall_samples"] = {"file": os.path.join(os.path.basename(stall_dir), name),
+                                 **info}
+    except (stalls.SamplesError, OSError, ValueError) as e:
+        cell["stall_samples_error"] = str(e)
+
+
 def _read_stats(server: servers.Server, cell: dict) -> dict | None:
     """A stage's /stats, or None for a peer (which has none) or when the read fails
     (the cell still counts; its counter columns stay empty and the reason is kept)."""
@@ -160,6 +183,9 @@ def _progress(cell: dict, rounds: int) -> str:
         if m[key] is not None:
             parts.append(f"{label} {m[key]:.2f}/req")
     parts.append(f"p99 {m['p99_us']:.0f} µs" if m["p99_us"] is not None else "")
+    parts.append(f"max {m['max_us']:.0f} µs" if m.get("max_us") is not None else "")
+    if cell.get("stall_samples"):
+        parts.append(f"STALL (samples in {cell['stall_samples']['file']})")
     parts.append(f"rest {m['busy_pct']:.0f}%" + (" BUSY" if cell["busy_machine"] else ""))
     if cell.get("server_exit"):
         parts.append(f"server exit {cell['server_exit']}")
@@ -210,6 +236,11 @@ def run_spec(spec: Spec, *, mode: str, build_dir: str, out_dir: str, repo_root: 
         _log(f"killed pid {pid}, left running by an earlier harness that was killed")
     workdir = os.path.join(build_dir, "bench-tmp", f"{spec.chapter}-{spec.name}-{os.getpid()}")
     os.makedirs(workdir, exist_ok=True)
+    stall_dir = None
+    if spec.stall_samples:
+        # This run's stalled samples only: an earlier run's files would name other cells.
+        stall_dir = stalls.dest_dir(out_dir, spec.chapter, spec.name)
+        shutil.rmtree(stall_dir, ignore_errors=True)
     machine = report.machine_info(build_dir, repo_root, out_dir)
     cells = []
     started = time.monotonic()
@@ -218,7 +249,7 @@ def run_spec(spec: Spec, *, mode: str, build_dir: str, out_dir: str, repo_root: 
             for row in rotation(rows, r):
                 for order, arm in enumerate(rotation(arms, r)):
                     cell = measure_cell(spec_view, arm, row, r, order, settings, build_dir,
-                                        repo_root, workdir)
+                                        repo_root, workdir, stall_dir)
                     cells.append(cell)
                     _log(_progress(cell, settings.rounds))
     finally:
@@ -232,7 +263,7 @@ def run_spec(spec: Spec, *, mode: str, build_dir: str, out_dir: str, repo_root: 
 
     row_names = [r.name for r in rows]
     arm_names = [a.name for a in arms]
-    summ = sm.summarize(cells, row_names, arm_names, spec.busy_threshold_pct)
+    summ = sm.summarize(cells, row_names, arm_names, spec.busy_threshold_pct, spec.stall_us)
     compares = [c for c in spec.compares
                 if (c.over == "arms" and {c.a, c.b} <= set(arm_names))
                 or (c.over == "rows" and {c.a, c.b} <= set(row_names))]
@@ -251,6 +282,7 @@ def run_spec(spec: Spec, *, mode: str, build_dir: str, out_dir: str, repo_root: 
                      "warmup_s": settings.warmup_s,
                      "busy_threshold_pct": spec.busy_threshold_pct,
                      "min_rounds_for_verdict": spec.min_rounds_for_verdict,
+                     "stall_us": spec.stall_us, "stall_samples": spec.stall_samples,
                      "arm_lifecycle": "a fresh server process per cell",
                      "order": "rounds x rows x arms, arm order rotated each round"},
         "command": shlex.join(argv),
@@ -268,12 +300,14 @@ def run_spec(spec: Spec, *, mode: str, build_dir: str, out_dir: str, repo_root: 
     report.write_json(base + ".json", doc)
     report.write_csv(base + ".csv", report.csv_header(compares),
                      report.csv_rows(spec_view, summ, comparisons))
+    report.write_csv(base + "-runs.csv", report.RUNS_HEADER,
+                     report.runs_rows(cells, spec.stall_us))
     plots = []
     for metric in spec.plots:
         path = f"{base}-{metric}.png"
         if report.plot_metric(path, spec_view, summ, metric, machine, mode):
             plots.append(os.path.basename(path))
     report.print_table(spec_view, summ, comparisons, mode, stream)
-    print(f"  wrote {base}.json, {base}.csv" + (f", {', '.join(plots)}" if plots else ""),
-          file=stream, flush=True)
+    print(f"  wrote {base}.json, {base}.csv, {base}-runs.csv"
+          + (f", {', '.join(plots)}" if plots else ""), file=stream, flush=True)
     return doc

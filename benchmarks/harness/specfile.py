@@ -14,6 +14,9 @@ Shape of a spec:
     in_all = true                  # `bench.py all` runs it (smoke specs say false)
     needs = ["postgres"]           # optional: services the arms need (harness/postgres.py)
     busy_threshold_pct = 25        # flag a cell when the rest of the machine used more
+    stall_us = 10000               # a run whose max latency exceeds this is a stall (default)
+    stall_samples = false          # true: loadgen rows record raw samples, and a stalled
+                                   # run's slowest ones are kept next to the results
     verdict_metrics = ["loop_us_per_req", "rps"]
     plots = ["loop_us_per_req", "rps"]
 
@@ -128,6 +131,8 @@ class Spec:
     compares: list[Compare] = field(default_factory=list)
     text: str = ""
     needs: tuple[str, ...] = ()
+    stall_us: float = 10_000.0
+    stall_samples: bool = False
 
 
 def _need(table: dict, key: str, kind, where: str):
@@ -234,7 +239,8 @@ def parse(text: str, path: str = "<spec>") -> Spec:
     _only(doc, {"spec", "modes", "arms", "rows", "compare"}, path)
     head = _need(doc, "spec", dict, path)
     _only(head, {"chapter", "name", "title", "in_all", "needs", "busy_threshold_pct",
-                 "min_rounds_for_verdict", "verdict_metrics", "plots"}, "spec")
+                 "min_rounds_for_verdict", "verdict_metrics", "plots", "stall_us",
+                 "stall_samples"}, "spec")
     arms = [_arm(t, i) for i, t in enumerate(_need(doc, "arms", list, path))]
     rows = [_row(t, i) for i, t in enumerate(_need(doc, "rows", list, path))]
     if not arms or not rows:
@@ -275,6 +281,12 @@ def parse(text: str, path: str = "<spec>") -> Spec:
     for n in needs:
         if n not in SERVICES:
             raise SpecError(f"spec: needs {n!r}: known services are {sorted(SERVICES)}")
+    stall_us = head.get("stall_us", 10_000)
+    if isinstance(stall_us, bool) or not isinstance(stall_us, (int, float)) or stall_us <= 0:
+        raise SpecError("spec: stall_us must be a number of microseconds > 0")
+    stall_samples = head.get("stall_samples", False)
+    if not isinstance(stall_samples, bool):
+        raise SpecError("spec: stall_samples must be true or false")
     chapter = _need(head, "chapter", str, "spec")
     name = _need(head, "name", str, "spec")
     for part in (chapter, name):
@@ -286,7 +298,8 @@ def parse(text: str, path: str = "<spec>") -> Spec:
                 min_rounds_for_verdict=int(head.get("min_rounds_for_verdict", 3)),
                 verdict_metrics=verdict_metrics, plots=plots,
                 modes=_modes(_need(doc, "modes", dict, path)), arms=arms, rows=rows,
-                compares=compares, text=text, needs=needs)
+                compares=compares, text=text, needs=needs, stall_us=float(stall_us),
+                stall_samples=stall_samples)
 
 
 def load(path: str) -> Spec:

@@ -5,7 +5,8 @@ Role: the arithmetic between raw samples and the book's tables. A cell is one
 server's threads spent in the measured window. Over rounds each metric becomes a
 median with its min-max range, and a comparison of two arms (or two rows) gets a
 verdict: "ahead" when the ranges are apart in the better direction, "behind" when
-apart the other way, "overlap" otherwise.
+apart the other way, "overlap" otherwise. Beside the medians, each (row, arm) keeps
+every run's max latency and how many runs stalled (max past stall_us, seed 004).
 """
 
 from __future__ import annotations
@@ -71,7 +72,23 @@ METRICS: dict[str, tuple[bool, str, str]] = {
                                  "{:.2f}"),
     "loop_syscalls_per_req": (False, "loop system calls/request", "{:.2f}"),
     "pool_syscalls_per_req": (False, "pool system calls/request", "{:.2f}"),
+    # Chapter 05: the stack lock (stack::NetworkStack), each worker's loop thread's counters,
+    # named after Onload's stackdump counters (seed 004).
+    "stack_contends_per_req": (False, "sends whose try-lock of the stack lock failed/request "
+                               "(tcp_send_ni_lock_contends)", "{:.4f}"),
+    "stack_deferred_per_req": (False, "sends left in the lock word for the holder/request "
+                               "(deferred_work)", "{:.4f}"),
+    "stack_wakes_per_req": (False, "FUTEX_WAKEs sent by unlocks of the stack lock/request "
+                            "(lock_wakes)", "{:.4f}"),
+    "stack_pool_empty_per_req": (False, "sends that found the packet pool empty/request "
+                                 "(tcp_send_nonb_pool_empty)", "{:.4f}"),
+    "stack_handoffs_per_req": (False, "unlocks that handed the stack lock to a starving "
+                               "waiter/request", "{:.4f}"),
 }
+
+# A run whose worst latency (max_us) exceeds this is a stall (seed 004: a pool worker's
+# sessions held up behind the stack lock); a spec may set its own ([spec] stall_us).
+STALL_US = 10_000.0
 
 # Metrics that get median/min/max columns in the CSV.
 CSV_METRICS = ("rps", "loop_us_per_req", "pool_us_per_req", "server_us_per_req",
@@ -84,7 +101,9 @@ CSV_METRICS = ("rps", "loop_us_per_req", "pool_us_per_req", "server_us_per_req",
                "pg_closed_on_checkin_per_req", "pg_waits_per_req", "pg_checkin_turns_per_req",
                "pg_burst_checkins_per_req", "pg_sessions_per_req",
                "handoff_syscalls_per_req",
-               "loop_syscalls_per_req", "pool_syscalls_per_req")
+               "loop_syscalls_per_req", "pool_syscalls_per_req", "max_us",
+               "stack_contends_per_req", "stack_deferred_per_req", "stack_wakes_per_req",
+               "stack_pool_empty_per_req", "stack_handoffs_per_req")
 
 # Counter metrics: metric -> (counters in /stats, summed; the role whose threads must
 # exist; whether only that role's threads are summed). The hand-off counters are summed
@@ -114,6 +133,13 @@ COUNTER_METRICS: dict[str, tuple[tuple[str, ...], str, bool]] = {
     "handoff_syscalls_per_req": (("handoff_sends", "handoff_recvs"), "pool", False),
     "loop_syscalls_per_req": (("syscalls",), "loop", True),
     "pool_syscalls_per_req": (("syscalls",), "pool", True),
+    # Chapter 05's: every worker's loop thread counts its own sends' and unlocks' dealings
+    # with the stack lock (code/stats/thread_stats.h); 0 on stages before the stack model.
+    "stack_contends_per_req": (("stack_lock_contends",), "loop", True),
+    "stack_deferred_per_req": (("stack_deferred_work",), "loop", True),
+    "stack_wakes_per_req": (("stack_lock_wakes",), "loop", True),
+    "stack_pool_empty_per_req": (("stack_pool_empty_sends",), "loop", True),
+    "stack_handoffs_per_req": (("stack_lock_handoffs",), "loop", True),
 }
 
 
@@ -216,20 +242,35 @@ def verdict(a: Range | None, b: Range | None, higher_is_better: bool,
     return "overlap"
 
 
+def is_stall(max_us: float | None, stall_us: float = STALL_US) -> bool:
+    """A run stalled when its worst latency exceeded the threshold (a missing max is not
+    a stall: a peer client that reports none says nothing either way)."""
+    return max_us is not None and max_us > stall_us
+
+
 def summarize(cells: list[dict], rows: list[str], arms: list[str],
-              busy_threshold_pct: float) -> dict[tuple[str, str], dict]:
-    """Group cells by (row, arm) and reduce each metric over the successful rounds."""
+              busy_threshold_pct: float, stall_us: float = STALL_US
+              ) -> dict[tuple[str, str], dict]:
+    """Group cells by (row, arm) and reduce each metric over the successful rounds.
+
+    Beside the medians, the stall view (seed 004): each successful run's worst latency in
+    round order (max_us_runs; a median of maxima hides one run's 0.85 s), and how many of
+    them exceeded stall_us (stall_runs)."""
     out = {}
     for row in rows:
         for arm in arms:
             mine = [c for c in cells if c["row"] == row and c["arm"] == arm]
-            ok = [c for c in mine if c.get("ok")]
+            ok = sorted((c for c in mine if c.get("ok")), key=lambda c: c.get("round", 0))
             metrics = {m: over_rounds([c["metrics"].get(m) for c in ok]) for m in METRICS}
+            maxima = [c["metrics"].get("max_us") for c in ok]
             out[(row, arm)] = {
                 "row": row, "arm": arm, "rounds": len(ok), "failed_rounds": len(mine) - len(ok),
                 "errors_total": int(sum(c["metrics"]["errors"] for c in ok)),
                 "busy_rounds": sum(1 for c in ok
                                    if c["metrics"]["busy_pct"] > busy_threshold_pct),
+                "stall_us": stall_us,
+                "stall_runs": sum(1 for v in maxima if is_stall(v, stall_us)),
+                "max_us_runs": maxima,
                 "metrics": metrics,
             }
     return out

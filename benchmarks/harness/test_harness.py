@@ -7,7 +7,8 @@ turned into per-request columns, the rotation of arms, spec checking (including 
 refusal of non-loopback targets), the parsing of both clients' reports, the CSV a
 results-table renders, the refusal of a full-mode run on a dirty tree, the records
 runner's CSV flattening and its handling of a tool not built or a report that is not
-whole (with a stand-in tool), and the loop profile's reading of `perf script` (a canned
+whole (with a stand-in tool), the stall view (each run's max, the runs past stall_us, a
+stalled run's slowest raw samples kept bounded), and the loop profile's reading of `perf script` (a canned
 text), its categories and reduction, and its refusal to write anything without perf. Run by
 CTest (label `unit`) as `/usr/bin/python3 -m unittest -v test_harness`.
 """
@@ -44,6 +45,7 @@ import runner  # noqa: E402
 import servers  # noqa: E402
 import serverstats  # noqa: E402
 import specfile  # noqa: E402
+import stalls  # noqa: E402
 import summary as sm  # noqa: E402
 
 TCK = procfs.CLK_TCK
@@ -299,6 +301,33 @@ class Metrics(unittest.TestCase):
         self.assertIsNone(inline["age_wakes_per_req"])
         self.assertIsNone(inline["pool_syscalls_per_req"])
 
+    def test_stack_lock_counters_are_the_loops_per_request_columns(self):
+        # Chapter 05: each worker's loop counts its own sends' and unlocks' dealings with the
+        # stack lock; only the loops' counts are summed (a pool thread's would be ignored).
+        counters = {"loop": {"stack_lock_contends": 50, "stack_deferred_work": 900,
+                             "stack_lock_wakes": 37, "stack_pool_empty_sends": 48,
+                             "stack_lock_handoffs": 2},
+                    "pool": {"stack_lock_contends": 1000, "stack_deferred_work": 1000}}
+        m = sm.cell_metrics(requests=1000, rps=500.0, latency_us={"max": 850_000.0},
+                            errors_total=0, cpu=self.cpu({"loop": 1.0, "pool": 1.0}, 0.0),
+                            client_ticks=0, window_s=2.0, busy_pct=0.0, counters=counters)
+        self.assertAlmostEqual(m["stack_contends_per_req"], 0.05)
+        self.assertAlmostEqual(m["stack_deferred_per_req"], 0.9)
+        self.assertAlmostEqual(m["stack_wakes_per_req"], 0.037)
+        self.assertAlmostEqual(m["stack_pool_empty_per_req"], 0.048)
+        self.assertAlmostEqual(m["stack_handoffs_per_req"], 0.002)
+        self.assertEqual(m["max_us"], 850_000.0)
+        # An older stage's /stats lacks them: zero, not missing, while its loops exist.
+        old = sm.cell_metrics(requests=10, rps=5.0, latency_us={}, errors_total=0,
+                              cpu=self.cpu({"loop": 1.0}, 0.0), client_ticks=0, window_s=2.0,
+                              busy_pct=0.0, counters={"loop": {"loop_waits": 3}})
+        self.assertEqual(old["stack_deferred_per_req"], 0.0)
+        for metric in ("max_us", "stack_contends_per_req", "stack_deferred_per_req",
+                       "stack_wakes_per_req", "stack_pool_empty_per_req",
+                       "stack_handoffs_per_req"):
+            self.assertIn(metric, sm.CSV_METRICS)
+            self.assertIn(metric, sm.METRICS)
+
     def test_every_counter_metric_is_a_csv_column_and_names_a_counter_the_stage_has(self):
         names = set(self._counter_names())
         for metric, (counters, role, _) in sm.COUNTER_METRICS.items():
@@ -392,6 +421,161 @@ class Verdicts(unittest.TestCase):
         self.assertEqual([(r["arm"], r[col]) for r in rows], [("ring", "ahead"), ("dgram", "")])
         self.assertEqual(rows[0]["loop_us_per_req_median"], "5.50")
         self.assertEqual(rows[0]["pool_us_per_req_median"], "")
+
+
+class Stalls(unittest.TestCase):
+    """Seed 004's stall view: every run's max, the runs past stall_us, and a stalled run's
+    slowest raw samples kept small."""
+
+    def _cells(self, maxima):
+        cells = []
+        for r, mx in enumerate(maxima):
+            metrics = {m: None for m in sm.METRICS}
+            metrics.update(rps=1000.0, errors=0.0, busy_pct=0.0, p50_us=40.0 + r, max_us=mx)
+            cells.append({"round": r, "order": 0, "row": "closed32", "arm": "pool-shared",
+                          "ok": True, "metrics": metrics})
+        return cells
+
+    def test_stall_runs_count_the_maxima_past_the_threshold_and_list_every_run(self):
+        # Rounds out of order, as cells come back; a failed round is neither.
+        cells = self._cells([300_000.0, 150.0, 10_000.0, 578_000.0, 210.0])
+        cells.reverse()
+        cells.append({"round": 5, "row": "closed32", "arm": "pool-shared", "ok": False,
+                      "error": "boom", "metrics": {}})
+        summ = sm.summarize(cells, ["closed32"], ["pool-shared"], 25)
+        s = summ[("closed32", "pool-shared")]
+        self.assertEqual(s["stall_runs"], 2)          # 10 ms itself is not past 10 ms
+        self.assertEqual(s["max_us_runs"], [300_000.0, 150.0, 10_000.0, 578_000.0, 210.0])
+        # The medians with their ranges stay as they were.
+        self.assertEqual(s["metrics"]["max_us"].as_dict(),
+                         {"median": 10_000.0, "min": 150.0, "max": 578_000.0, "n": 5})
+        self.assertEqual(s["metrics"]["p50_us"].median, 42.0)
+        tight = sm.summarize(cells, ["closed32"], ["pool-shared"], 25, stall_us=200.0)
+        self.assertEqual(tight[("closed32", "pool-shared")]["stall_runs"], 4)
+
+    def test_the_csv_has_the_max_the_stall_count_and_each_runs_max(self):
+        spec = specfile.parse(MINIMAL.replace('"a"', '"pool-shared"').replace('"b"', '"x"')
+                              .replace('"c16"', '"closed32"'))
+        summ = sm.summarize(self._cells([300_000.0, 150.0, 20_000.0]), ["closed32"],
+                            ["pool-shared"], 25)
+        lines = report.csv_rows(spec, summ, [])
+        header = report.csv_header([])
+        for col in ("max_us_median", "max_us_min", "max_us_max", "stall_runs", "max_us_runs",
+                    "stack_deferred_per_req_median", "stack_handoffs_per_req_max"):
+            self.assertIn(col, header)
+        line = lines[0]
+        self.assertEqual((line["max_us_median"], line["max_us_min"], line["max_us_max"]),
+                         ("20000", "150", "300000"))
+        self.assertEqual(line["stall_runs"], 2)
+        self.assertEqual(line["max_us_runs"], "300000 150 20000")
+
+    def test_the_runs_csv_has_a_line_per_run_with_its_max_and_whether_it_stalled(self):
+        cells = self._cells([300_000.0, 150.0])
+        cells[0]["stall_samples"] = {"file": "stack-stalls/r0-closed32-pool-shared.csv"}
+        cells.append({"round": 2, "order": 1, "row": "closed32", "arm": "pool-shared",
+                      "ok": False, "error": "loadgen exited with 3: x\ny", "metrics": {}})
+        lines = report.runs_rows(cells)
+        self.assertEqual(set().union(*lines) - set(report.RUNS_HEADER), set())
+        self.assertEqual([(l["round"], l["max_us"], l.get("stall")) for l in lines],
+                         [(0, "300000", 1), (1, "150", 0), (2, "", None)])
+        self.assertEqual(lines[0]["stall_samples"], "stack-stalls/r0-closed32-pool-shared.csv")
+        self.assertEqual(lines[2]["error"], "loadgen exited with 3: x")
+
+    def _samples(self, path, n):
+        # A run of n samples at 10 µs apart with 100 µs latencies, and a stall: 8
+        # connections' samples sent between 1000 and 1800 µs end together at 900,000 µs.
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(",".join(stalls.COLUMNS) + "\n")
+            for i in range(n):
+                send = 10.0 * i
+                conn = i % 32
+                latency = 900_000.0 - send if 1000 <= send < 1800 and conn < 8 else 100.0 + i % 7
+                f.write(f"{send:.3f},{send:.3f},{latency:.3f},{conn},200\n")
+
+    def test_a_stalled_runs_slowest_samples_are_kept_in_send_order_and_bounded(self):
+        with tempfile.TemporaryDirectory() as d:
+            src = os.path.join(d, "measured-samples.csv")
+            self._samples(src, 20_000)
+            dest = os.path.join(d, "out", "stack-stalls", "r0-closed32-pool-shared.csv")
+            info = stalls.keep(src, dest, stall_us=10_000.0, limit=100)
+            with open(dest, encoding="utf-8") as f:
+                kept = list(csv.DictReader(f))
+        self.assertEqual((info["samples"], info["kept"], len(kept)), (20_000, 100, 100))
+        self.assertEqual((info["over_stall_us"], info["over_connections"]), (20, 8))
+        self.assertEqual(info["over_first_send_us"], 1000.0)
+        self.assertEqual(info["over_last_end_us"], 900_000.0)
+        self.assertEqual(info["worst_us"], 899_000.0)
+        sends = [float(k["send_time_us"]) for k in kept]
+        self.assertEqual(sends, sorted(sends))
+        # The 20 stalled samples are all there; the rest are the slowest of the ordinary.
+        self.assertEqual(sum(1 for k in kept if float(k["latency_us"]) > 10_000), 20)
+        self.assertTrue(all(float(k["latency_us"]) >= 105.0 for k in kept))
+
+    def test_a_file_that_is_not_loadgens_samples_is_refused(self):
+        with tempfile.TemporaryDirectory() as d:
+            src = os.path.join(d, "x.csv")
+            with open(src, "w", encoding="utf-8") as f:
+                f.write("a,b\n1,2\n")
+            with self.assertRaises(stalls.SamplesError):
+                stalls.keep(src, os.path.join(d, "y.csv"), 10_000.0)
+
+    def test_the_header_is_the_one_loadgen_writes(self):
+        src = os.path.join(HERE, "..", "loadgen", "report.cpp")
+        with open(src, encoding="utf-8") as f:
+            self.assertIn('"' + ",".join(stalls.COLUMNS) + '\\n"', f.read())
+
+    def test_loadgen_is_asked_for_raw_samples_only_when_the_spec_keeps_them(self):
+        row = specfile.Row("r", model="closed", connections=32)
+        plain = clients.loadgen_argv("/b", "http://127.0.0.1:9/", row, 2, "/o.json")
+        self.assertNotIn("--raw-samples", plain)
+        argv = clients.loadgen_argv("/b", "http://127.0.0.1:9/", row, 2, "/o.json", "/s.csv")
+        self.assertEqual(argv[argv.index("--raw-samples") + 1], "/s.csv")
+        self.assertEqual(argv[-2:], ["--json", "/o.json"])
+
+    def test_a_stalled_cell_keeps_its_samples_and_a_clean_one_does_not(self):
+        spec = specfile.parse(MINIMAL.replace("[spec]", "[spec]\nstall_samples = true"))
+        arm, row = spec.arms[0], spec.rows[0]
+
+        def fake_run(row, url, duration_s, bin_dir, workdir, tag, samples_path=None):
+            if samples_path:
+                self._samples(samples_path, 3000)
+            worst = 899_000.0 if tag == "measured" and self.stalled else 120.0
+            return clients.ClientResult(argv=["loadgen"], requests=3000, rps=1500.0,
+                                        duration_s=2.0, latency_us={"p50": 100.0, "max": worst},
+                                        errors={}, errors_total=0, cpu_ticks=0, wall_s=2.0)
+
+        class FakeServer:
+            def __init__(self, arm, build_dir, repo_root, workdir):
+                self.arm, self.workdir, self.proc = arm, workdir, object()
+                self.host, self.port, self.argv = "127.0.0.1", 1, ["handoff-01"]
+                os.makedirs(workdir, exist_ok=True)
+            def start(self): pass
+            def url(self, path): return "http://127.0.0.1:1" + path
+            def alive(self): return True
+            def targets(self): return []
+            def stop(self): return 0
+            def cleanup(self): shutil.rmtree(self.workdir, ignore_errors=True)
+
+        empty = procfs.CpuDelta([], {}, 0, 0, {})
+        with tempfile.TemporaryDirectory() as d, \
+                mock.patch.object(runner.servers, "Server", FakeServer), \
+                mock.patch.object(runner.clients, "run", side_effect=fake_run), \
+                mock.patch.object(runner, "_read_stats", return_value=None), \
+                mock.patch.object(runner.procfs, "snapshot", return_value=None), \
+                mock.patch.object(runner.procfs, "delta", return_value=empty), \
+                mock.patch.object(runner.procfs, "other_busy_pct", return_value=0.0):
+            stall_dir = stalls.dest_dir(d, spec.chapter, spec.name)
+            cells = []
+            for r, stalled in enumerate((True, False)):
+                self.stalled = stalled
+                cells.append(runner.measure_cell(spec, arm, row, r, 0, spec.modes["quick"],
+                                                 d, HERE, os.path.join(d, "work"), stall_dir))
+            kept = sorted(os.listdir(stall_dir))
+        self.assertTrue(all(c["ok"] for c in cells), cells)
+        self.assertEqual(kept, ["r0-c16-a.csv"])
+        self.assertEqual(cells[0]["stall_samples"]["file"], "t-stalls/r0-c16-a.csv")
+        self.assertEqual(cells[0]["stall_samples"]["samples"], 3000)
+        self.assertNotIn("stall_samples", cells[1])
 
 
 class ServerStats(unittest.TestCase):
@@ -561,6 +745,36 @@ class Specs(unittest.TestCase):
         for what, text in bad.items():
             with self.subTest(what), self.assertRaises(specfile.SpecError):
                 specfile.parse(text)
+
+    def test_stall_settings_parse_and_are_checked(self):
+        s = specfile.parse(MINIMAL)
+        self.assertEqual((s.stall_us, s.stall_samples), (10_000.0, False))
+        s = specfile.parse(MINIMAL.replace("[spec]", "[spec]\nstall_us = 5000\nstall_samples = true"))
+        self.assertEqual((s.stall_us, s.stall_samples), (5000.0, True))
+        for bad in ("stall_us = 0", "stall_us = \"10ms\"", "stall_samples = 1"):
+            with self.subTest(bad), self.assertRaises(specfile.SpecError):
+                specfile.parse(MINIMAL.replace("[spec]", f"[spec]\n{bad}"))
+
+    def test_the_stack_spec_runs_every_arm_on_stage_05_with_four_inline_workers(self):
+        s = specfile.load(os.path.join(HERE, "..", "specs", "05-stack.toml"))
+        self.assertEqual((s.chapter, s.name), ("05-stack-lock", "stack"))
+        self.assertEqual([a.name for a in s.arms],
+                         ["pool-shared", "pool-buzz-long", "pool-buzz-forever", "pool-handoff",
+                          "pool-per-worker", "shard"])
+        for a in s.arms:
+            with self.subTest(a.name):
+                self.assertEqual(a.binary, "handoff-05")
+                flags = dict(zip(a.args[::2], a.args[1::2]))
+                self.assertEqual((flags["--workers"], flags["--dispatch"]), ("4", "inline"))
+        self.assertEqual({r.model for r in s.rows}, {"closed", "paced", "open"})
+        self.assertTrue(s.stall_samples)
+        self.assertGreaterEqual(s.modes["full"].rounds, 5)
+        full = s.modes["full"]
+        cells = len(s.arms) * len(s.rows) * full.rounds
+        self.assertLess(cells * (full.duration_s + full.warmup_s + 1.5), 12 * 60)
+        for m in ("p50_us", "p99_us", "max_us", "rps", "server_us_per_req",
+                  "stack_deferred_per_req", "stack_handoffs_per_req"):
+            self.assertIn(m, s.verdict_metrics)
 
     def test_a_spec_that_needs_postgres_is_skipped_outside_a_cluster(self):
         s = specfile.parse(MINIMAL.replace("[spec]", "[spec]\nneeds = [\"postgres\"]"))
