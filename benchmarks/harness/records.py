@@ -81,6 +81,12 @@ TOOLS = [
     # so quick and full are the same run (well under a second).
     Tool("04-turn-shape", "chain-beside-socket", "loop-oracle",
          {"quick": {"chain_steps": 2048}, "full": {"chain_steps": 2048}}, check=True),
+    # 4 arms (one shared stack lock, one per worker, shared with hand-off, shared with a long
+    # buzz) of W = 4 threads sending through the stack model with nothing else to do, each
+    # run SECONDS: quick 3 rounds of 0.5 s, about 8 s; full 5 rounds of 2 s, about 45 s.
+    Tool("05-stack-lock", "stack-lock-probe", "stack-lock-probe",
+         {"quick": {"workers": 4, "seconds": 0.5, "rounds": 3},
+          "full": {"workers": 4, "seconds": 2, "rounds": 5}}, check=True),
 ]
 
 

@@ -84,6 +84,10 @@ METRICS: dict[str, tuple[bool, str, str]] = {
                                  "(tcp_send_nonb_pool_empty)", "{:.4f}"),
     "stack_handoffs_per_req": (False, "unlocks that handed the stack lock to a starving "
                                "waiter/request", "{:.4f}"),
+    "stack_sleeps_per_req": (False, "FUTEX_WAITs in blocking takes of the stack lock/request",
+                             "{:.4f}"),
+    "stack_wait_us_per_req": (False, "µs in blocking takes of the stack lock (buzz and sleep)"
+                              "/request", "{:.3f}"),
 }
 
 # A run whose worst latency (max_us) exceeds this is a stall (seed 004: a pool worker's
@@ -103,7 +107,8 @@ CSV_METRICS = ("rps", "loop_us_per_req", "pool_us_per_req", "server_us_per_req",
                "handoff_syscalls_per_req",
                "loop_syscalls_per_req", "pool_syscalls_per_req", "max_us",
                "stack_contends_per_req", "stack_deferred_per_req", "stack_wakes_per_req",
-               "stack_pool_empty_per_req", "stack_handoffs_per_req")
+               "stack_pool_empty_per_req", "stack_handoffs_per_req",
+               "stack_sleeps_per_req", "stack_wait_us_per_req")
 
 # Counter metrics: metric -> (counters in /stats, summed; the role whose threads must
 # exist; whether only that role's threads are summed). The hand-off counters are summed
@@ -140,6 +145,8 @@ COUNTER_METRICS: dict[str, tuple[tuple[str, ...], str, bool]] = {
     "stack_wakes_per_req": (("stack_lock_wakes",), "loop", True),
     "stack_pool_empty_per_req": (("stack_pool_empty_sends",), "loop", True),
     "stack_handoffs_per_req": (("stack_lock_handoffs",), "loop", True),
+    "stack_sleeps_per_req": (("stack_lock_sleeps",), "loop", True),
+    "stack_wait_us_per_req": (("stack_lock_wait_us",), "loop", True),
 }
 
 

@@ -109,11 +109,12 @@ RunResult run_arm(const Settings& s, const std::string& arm) {
   for (unsigned w = 0; w < s.workers; ++w) {
     threads.emplace_back([&, w] {
       stack::NetworkStack& st = *stacks[per_worker ? w : 0];
+      stack::StackSocket socket(pairs[w][0]);
       char buf[4096];
       // relaxed: a phase flag for a measurement; the join orders the results.
       for (int ph; (ph = phase.load(std::memory_order_relaxed)) != 2;) {
         const std::int64_t t0 = stats::monotonic_ns();
-        st.send(pairs[w][0], msg.data(), msg.size());
+        st.send(socket, msg.data(), msg.size());
         const std::int64_t t1 = stats::monotonic_ns();
         if (ph == 1) {
           lat[w].push_back(static_cast<double>(t1 - t0) / 1e3);

@@ -4,7 +4,9 @@
 // socket to worker i++ % W through that worker's thread-safe post (seed 004's pool shape);
 // and `--stack shared|per-worker` (env HANDOFF_STACK): under Onload, a thread-scope stack per
 // worker with every adopted socket moved into it before its first read (seed 004's fix);
-// without Onload it says `own-stack=no` once and changes nothing.
+// without Onload it says `own-stack=no` once. Every answer is sent through a model of the
+// stack (code/stack/): one for all workers with --topology pool --stack shared, else one per
+// worker; its lock's switches are --stack-buzz-us and --stack-handoff-us.
 #include <CLI/CLI.hpp>
 
 #include "app/demo_routes.h"
@@ -19,10 +21,11 @@ using namespace handoff;
 
 // [stage05.main]
 int main(int argc, char** argv) {
-  CLI::App cli{"handoff stage 05: --topology shard|pool and --stack shared|per-worker"};
+  CLI::App cli{"handoff stage 05: --topology shard|pool, --stack shared|per-worker and the stack lock's switches"};
   server::ServerOptions options;
   server::add_core_flags(cli, options);
   server::add_topology_flags(cli, options);
+  server::add_stack_model_flags(cli, options);  // every answer goes through a stack model
   pool::RingChoice ring;
   pool::add_ring_flags(cli, ring);
   pool::add_wake_flag(cli, ring);

@@ -16,16 +16,29 @@ namespace {
 constexpr std::int64_t kLingerNs = 2'000'000'000;     // how long a closing socket drains input
 constexpr std::int64_t kDrainLingerNs = 100'000'000;  // the same while the server stops
 constexpr std::int64_t kMsToNs = 1'000'000;
+// Chapter 05: bytes a connection may leave in its stack (deferred sends not yet run and its
+// send queue) before it waits for the output edge: above the most one holder's deferral
+// list can hold (32 x 4 KiB), so a wait always has a queue behind it, whose full socket
+// buffer the kernel will signal.
+constexpr std::size_t kStackQueueLimit = 256 * 1024;
 }  // namespace
 
 Connection::Connection(Worker& worker, net::Fd fd, std::uint64_t id, std::int64_t now_ns)
     : worker_(worker),
       fd_(std::move(fd)),
+      stack_(worker.stack()),
       id_(id),
       parser_(worker.options().limits),
       ticket_(std::make_shared<pool::JobTicket>()),
       last_activity_ns_(now_ns) {
+  if (stack_ != nullptr) stack_socket_.emplace(fd_.get());
   worker_.reactor().add(fd_.get(), EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET, this);
+}
+
+Connection::~Connection() {
+  // Through the stack: it waits for any send of ours another thread holds, so the number is
+  // not reused under it.
+  if (stack_ != nullptr) stack_->close(*stack_socket_), fd_.release();
 }
 
 void Connection::on_io(std::uint32_t events) {
@@ -34,11 +47,17 @@ void Connection::on_io(std::uint32_t events) {
     close_now();
     return;
   }
-  if (events & EPOLLOUT) writable_ = true;
+  if (events & EPOLLOUT) {
+    writable_ = true;
+    if (queued_in_stack() > 0) {  // chapter 05: the socket took some: send the stack's queue
+      stack_->push(*stack_socket_, &worker_.loop_stats());
+      last_activity_ns_ = worker_.now_ns();
+    }
+  }
   if (events & EPOLLRDHUP) peer_shut_write_ = true;
   if (events & (EPOLLIN | EPOLLRDHUP)) readable_ = true;
   pump();
-  if (!closed_ && writable_ && !outq_.empty()) flush();
+  if (!closed_ && writable_ && (!outq_.empty() || queued_in_stack() > 0)) flush();
 }
 
 // Dispatching one more request is allowed while the pipeline has room, the answers held
@@ -57,7 +76,8 @@ bool Connection::wants_to_read() {
 }
 
 bool Connection::idle() {
-  return exchanges_.empty() && outq_.empty() && parser_.ready().empty() && !parser_.request_in_progress();
+  return exchanges_.empty() && outq_.empty() && queued_in_stack() == 0 && parser_.ready().empty() &&
+         !parser_.request_in_progress();
 }
 
 // [connection.read]
@@ -80,7 +100,7 @@ void Connection::pump() {
     }
     readable_ = false;
     if (n == 0) {
-      if (lingering_ || (exchanges_.empty() && outq_.empty() && parser_.ready().empty())) {
+      if (lingering_ || (exchanges_.empty() && parser_.ready().empty() && all_out())) {
         close_now();
       } else {
         peer_closed_ = true;  // half-closed: answer what was read, then close
@@ -277,6 +297,10 @@ void Connection::advance() {
 
 // [connection.flush]
 void Connection::flush() {
+  if (stack_ != nullptr) {
+    flush_through_stack();
+    return;
+  }
   bool wrote = false;
   while (!outq_.empty() && writable_) {
     iovec iov[64];
@@ -318,9 +342,15 @@ void Connection::flush() {
       out_offset_ = 0;
     }
   }
-  if (outq_.empty() && close_after_flush_) {
+  after_flush(wrote);
+}
+// [connection.flush]
+
+// What follows a flush: close or shut down once every answer is out, or read on.
+void Connection::after_flush(bool wrote) {
+  if (close_after_flush_ && all_out()) {
     start_lingering_close();
-  } else if (outq_.empty() && peer_closed_ && exchanges_.empty() && parser_.ready().empty()) {
+  } else if (peer_closed_ && exchanges_.empty() && parser_.ready().empty() && all_out()) {
     close_now();  // the client has shut its side and every answer is out
   } else if (draining_ && idle()) {
     start_lingering_close();  // input may still be arriving: a plain close would reset
@@ -328,7 +358,51 @@ void Connection::flush() {
     pump();  // the backlog shrank: resume dispatch and reading (no new edge will say so)
   }
 }
-// [connection.flush]
+
+// Every answer queued is in the kernel's hands. Through a stack (chapter 05), bytes it
+// accepted may still wait for a holder's deferred send or in the socket's queue: push()
+// takes the lock (so the holder has run our sends) and sends the queue; what the kernel
+// still refuses then raises the output edge, which calls flush() and so this again.
+bool Connection::all_out() {
+  if (!outq_.empty()) return false;
+  if (queued_in_stack() == 0) return true;
+  return stack_->push(*stack_socket_, &worker_.loop_stats()) == 0;
+}
+
+// [connection.flush_stack]
+// Chapter 05: flush() through the socket's user-level stack (ServerOptions::stack_model).
+// The stack accepts every byte at once: whatever the kernel does not take waits in the
+// socket's send queue, and a send made while another worker holds the lock waits for that
+// holder to transmit it. Past kStackQueueLimit bytes in the stack this connection waits
+// for the output edge, as it waits on EAGAIN below the stack: so a client that stops
+// reading holds at most the limit plus one answer there, besides its budget in outq_.
+void Connection::flush_through_stack() {
+  stack::StackSocket& socket = *stack_socket_;
+  bool wrote = false;
+  while (!outq_.empty() && writable_) {
+    if (socket.queued() > kStackQueueLimit) {
+      writable_ = false;  // the output edge pushes the queue and resumes us
+      break;
+    }
+    const std::size_t len = outq_.front().size() - out_offset_;
+    const stack::SendResult r =
+        stack_->send(socket, outq_.front().data() + out_offset_, len, &worker_.loop_stats());
+    // A send(2) made here; a deferred one is the holder's, on its thread.
+    if (r.path != stack::SendPath::deferred) worker_.loop_stats().add(stats::Counter::syscalls);
+    out_bytes_ -= len;
+    count_unsent(-static_cast<std::int64_t>(len));
+    outq_.pop_front();
+    out_offset_ = 0;
+    wrote = true;
+  }
+  if (socket.error() != 0) {  // a transmit failed: the peer is gone
+    close_now();
+    return;
+  }
+  if (wrote) last_activity_ns_ = worker_.now_ns();
+  after_flush(wrote);
+}
+// [connection.flush_stack]
 
 // A plain close() with unread input makes the kernel send a reset, which can destroy
 // the error response still in flight. So: shut our side, read and discard until the
@@ -374,7 +448,7 @@ void Connection::sweep(std::int64_t now) {
   if (now - last_activity_ns_ > o.idle_timeout_ms * kMsToNs) {
     if (exchanges_.empty() && parser_.request_in_progress() && wants_to_read()) {
       reject(408, "the request body stopped arriving");
-    } else if (idle() || !outq_.empty()) {
+    } else if (idle() || !outq_.empty() || queued_in_stack() > 0) {
       close_now();  // an idle keep-alive connection, or a client that stopped reading
     }
   }

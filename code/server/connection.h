@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <deque>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -16,6 +17,7 @@
 #include "loop/reactor.h"
 #include "net/fd.h"
 #include "pool/job.h"
+#include "stack/network_stack.h"
 
 namespace handoff::server {
 
@@ -46,6 +48,10 @@ class Worker;
 class Connection final : public loop::IoHandler {
  public:
   Connection(Worker& worker, net::Fd fd, std::uint64_t id, std::int64_t now_ns);
+  /// Closes the socket (through its stack, when it sends through one).
+  ~Connection();
+  Connection(const Connection&) = delete;
+  Connection& operator=(const Connection&) = delete;
 
   std::uint64_t id() const noexcept { return id_; }
   int fd() const noexcept { return fd_.get(); }
@@ -89,6 +95,10 @@ class Connection final : public loop::IoHandler {
   void count_unsent(std::int64_t delta) noexcept;
   void advance();
   void flush();
+  void flush_through_stack();
+  void after_flush(bool wrote);
+  bool all_out();
+  std::size_t queued_in_stack() const noexcept { return stack_ == nullptr ? 0 : stack_socket_->queued(); }
   void start_lingering_close();
   bool may_dispatch() const;
   bool wants_to_read();
@@ -96,6 +106,8 @@ class Connection final : public loop::IoHandler {
 
   Worker& worker_;
   net::Fd fd_;
+  stack::NetworkStack* stack_;                       // chapter 05: null unless the model is on
+  std::optional<stack::StackSocket> stack_socket_;  // this socket in stack_ (set with it)
   std::uint64_t id_;
   http::RequestParser parser_;
   std::deque<Exchange> exchanges_;

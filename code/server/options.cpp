@@ -71,6 +71,22 @@ void add_topology_flags(CLI::App& app, ServerOptions& o) {
       ->default_str("shared");
 }
 
+void add_stack_model_flags(CLI::App& app, ServerOptions& o) {
+  stack::StackLockOptions& lock = o.stack_model.emplace().lock;
+  app.add_option_function<std::int64_t>(
+         "--stack-buzz-us", [&lock](std::int64_t us) { lock.buzz_ns = stack::buzz_ns_from_us(us); },
+         "how long a thread spins on a held stack lock before it sleeps, in µs (-1: for ever; Onload's "
+         "EF_BUZZ_USEC)")
+      ->check(CLI::Range(std::int64_t{-1}, std::int64_t{10'000'000}))
+      ->default_str("100");
+  app.add_option_function<std::int64_t>(
+         "--stack-handoff-us", [&lock](std::int64_t us) { lock.handoff_after_ns = us * 1000; },
+         "hand the stack lock straight to a waiter that has slept this long, in µs (0: never, as Onload's "
+         "lock)")
+      ->check(CLI::Range(std::int64_t{0}, std::int64_t{10'000'000}))
+      ->default_str("0");
+}
+
 void apply_topology_env(ServerOptions& o) {
   env_choice("HANDOFF_TOPOLOGY", kTopologies, o.topology);
   env_choice("HANDOFF_STACK", kStacks, o.stack);

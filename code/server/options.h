@@ -12,6 +12,7 @@
 #include "app/coroutine_handler.h"
 #include "evloop/event_loop.h"
 #include "http/request_parser.h"
+#include "stack/network_stack.h"
 
 namespace handoff::server {
 
@@ -62,6 +63,12 @@ struct ServerOptions {
   Topology topology = Topology::shard;
   /// Chapter 05: shared (default) or per_worker Onload stacks.
   StackPlacement stack = StackPlacement::shared;
+  /// Chapter 05: send every response through a model of a user-level stack (code/stack/)
+  /// with these options. Which stack: one for all workers in the pool topology with
+  /// stack = shared (seed 004's shape: every accepted socket in the listener's stack), else
+  /// one per worker (a shard's own listener stack, or the per-worker fix). Unset (stages
+  /// 01-04): sendmsg(2) straight to the kernel.
+  std::optional<stack::NetworkStackOptions> stack_model;
 };
 
 /// Add the core flags to `app`, writing into `options`.
@@ -70,6 +77,13 @@ void add_core_flags(CLI::App& app, ServerOptions& options);
 /// Chapter 05's switches: --topology shard|pool (default shard; env HANDOFF_TOPOLOGY) and
 /// --stack shared|per-worker (default shared; env HANDOFF_STACK), writing into `options`.
 void add_topology_flags(CLI::App& app, ServerOptions& options);
+
+/// Chapter 05's stack model, switched on (options.stack_model), with its lock's switches:
+/// --stack-buzz-us N (spin on a held lock for N µs before sleeping; -1: for ever; default
+/// 100, Onload's latency profile) and --stack-handoff-us N (hand the lock to a waiter that
+/// has slept N µs; 0, the default: never, as Onload's lock). Call before parsing; `options`
+/// must stay where it is until then.
+void add_stack_model_flags(CLI::App& app, ServerOptions& options);
 
 /// Apply the environment overrides HANDOFF_TOPOLOGY and HANDOFF_STACK (a flag's value) to
 /// `options`. Throws CLI::ValidationError on a value the flag would refuse.

@@ -39,6 +39,15 @@ Server::Server(ServerOptions options, const app::Router& router, stats::Registry
     if (options_.dispatch == Dispatch::pool) pool = make_pool(pool::PoolConfig{i, options_.blocking_threads});
     workers_.push_back(std::make_unique<Worker>(options_, i, router, registry, std::move(pool), std::move(listener)));
   }
+  if (options_.stack_model) {
+    // One stack behind every worker only where seed 004 had one: the pool topology's
+    // sockets, all accepted from one listener, left in its stack.
+    const bool one_stack = pool_topology && options_.stack == StackPlacement::shared;
+    for (auto& w : workers_) {
+      if (stacks_.empty() || !one_stack) stacks_.push_back(std::make_unique<stack::NetworkStack>(*options_.stack_model));
+      w->send_through(stacks_.back().get());
+    }
+  }
   if (pool_topology) {
     std::vector<Worker*> all;
     for (auto& w : workers_) all.push_back(w.get());

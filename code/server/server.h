@@ -46,6 +46,7 @@ class Server {
  private:
   ServerOptions options_;
   std::uint16_t port_ = 0;
+  std::vector<std::unique_ptr<stack::NetworkStack>> stacks_;  // chapter 05; outlive the workers' sockets
   std::vector<std::unique_ptr<Worker>> workers_;
   std::vector<std::thread> threads_;
   std::mutex mu_;

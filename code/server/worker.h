@@ -46,6 +46,12 @@ class Worker final : public pool::FrameSink, evloop::PollHooks {
          std::unique_ptr<pool::HandlerPool> pool, net::Listener listener);
   ~Worker();
 
+  /// Chapter 05: send every answer through `stack` (a model of a user-level stack, shared
+  /// with other workers or not), from the next connection adopted on. Null (the default):
+  /// sendmsg(2) straight to the kernel. Call before start_loop(); `stack` outlives the worker.
+  void send_through(stack::NetworkStack* stack) noexcept { stack_ = stack; }
+  stack::NetworkStack* stack() const noexcept { return stack_; }
+
   /// The loop thread's body: returns once a requested stop has drained. It is
   /// start_loop(), run_turn() until it returns false, then finish_loop().
   void run();
@@ -167,6 +173,7 @@ class Worker final : public pool::FrameSink, evloop::PollHooks {
   bool draining_ = false;
   // Chapter 05.
   int index_;
+  stack::NetworkStack* stack_ = nullptr;  // chapter 05: see send_through()
   net::OnloadExt onload_;  // looked up at start_loop(), only with options.stack = per_worker
   bool own_stack_ = false;
   std::vector<Worker*> accept_targets_;  // the pool topology's acceptor: whom it hands to

@@ -8,17 +8,9 @@
 #include <cerrno>
 #include <cstring>
 
+#include "stats/thread_cpu.h"
+
 namespace handoff::stack {
-
-std::optional<StackTopology> parse_stack_topology(std::string_view text) noexcept {
-  if (text == "shared") return StackTopology::shared;
-  if (text == "per-worker") return StackTopology::per_worker;
-  return std::nullopt;
-}
-
-std::string_view stack_topology_name(StackTopology t) noexcept {
-  return t == StackTopology::shared ? "shared" : "per-worker";
-}
 
 std::int64_t buzz_ns_from_us(std::int64_t buzz_us) noexcept { return buzz_us < 0 ? -1 : buzz_us * 1000; }
 
@@ -32,26 +24,82 @@ void bump(stats::ThreadStats* counts, stats::Counter c) noexcept {
 }
 }  // namespace
 
-ssize_t NetworkStack::transmit(int fd, const void* data, std::size_t len, int* error) noexcept {
-  const ssize_t n = ::send(fd, data, len, MSG_DONTWAIT | MSG_NOSIGNAL);
-  if (error != nullptr) *error = n < 0 ? errno : 0;
+// [network_stack.transmit]
+// Under the lock. One send(2); the bytes it took leave the socket's count.
+std::size_t NetworkStack::send_now(StackSocket& socket, const char* data, std::size_t len) noexcept {
+  ssize_t n;
+  do {
+    n = ::send(socket.fd_, data, len, MSG_DONTWAIT | MSG_NOSIGNAL);
+  } while (n < 0 && errno == EINTR);
   bump(transmits_);
-  if (n < 0) {
+  if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK) {
     bump(transmit_errors_);
-  } else {
-    bump(bytes_sent_, static_cast<std::uint64_t>(n));
-    if (static_cast<std::size_t>(n) < len) bump(short_transmits_);
+    int none = 0;  // the first error is the one the owner sees
+    socket.error_.compare_exchange_strong(none, errno, std::memory_order_relaxed);
+    return 0;
   }
-  return n;
+  const std::size_t taken = n < 0 ? 0 : static_cast<std::size_t>(n);
+  bump(bytes_sent_, taken);
+  if (taken < len) bump(short_transmits_);
+  return taken;
 }
 
-// The deferred send, run by the lock holder: a = fd, b = packet index (high 32) and length.
-void NetworkStack::transmit_deferred(void* self, std::uint64_t fd, std::uint64_t packet_and_len) noexcept {
+// Under the lock: `taken` bytes of the socket's are now the kernel's (or dropped).
+void NetworkStack::settle(StackSocket& socket, std::size_t taken) noexcept {
+  // release: pairs with queued()'s acquire, so an owner that reads 0 sees its bytes' send(2)
+  // (and may shut the socket down after it).
+  socket.queued_.fetch_sub(taken, std::memory_order_release);
+}
+
+// Under the lock: send `len` bytes after whatever the socket already has queued; keep what
+// the kernel does not take, or drop everything once the socket has failed.
+void NetworkStack::transmit(StackSocket& socket, const char* data, std::size_t len) noexcept {
+  if (socket.error() == 0 && socket.sendq_.empty()) {
+    const std::size_t taken = send_now(socket, data, len);
+    if (socket.error() == 0) {
+      socket.sendq_.append(data + taken, len - taken);
+      settle(socket, taken);
+      return;
+    }
+  }
+  if (socket.error() != 0) {  // the peer is gone: nothing for it will ever be sent
+    settle(socket, socket.sendq_.size() + len);
+    std::string().swap(socket.sendq_);
+    return;
+  }
+  socket.sendq_.append(data, len);  // behind the queue, then push what the kernel will take
+  const std::size_t taken = send_now(socket, socket.sendq_.data(), socket.sendq_.size());
+  if (socket.error() != 0) {
+    settle(socket, socket.sendq_.size());
+    std::string().swap(socket.sendq_);
+    return;
+  }
+  socket.sendq_.erase(0, taken);
+  settle(socket, taken);
+}
+// [network_stack.transmit]
+
+// The deferred send, run by the lock holder: a = the socket, b = packet index (high 32) and
+// length.
+void NetworkStack::transmit_deferred(void* self, std::uint64_t socket, std::uint64_t packet_and_len) noexcept {
   auto* stack = static_cast<NetworkStack*>(self);
   const auto packet = static_cast<std::uint32_t>(packet_and_len >> 32);
   const auto len = static_cast<std::uint32_t>(packet_and_len);
-  stack->transmit(static_cast<int>(fd), stack->pool_.data(packet), len, nullptr);
+  stack->transmit(*reinterpret_cast<StackSocket*>(socket), reinterpret_cast<const char*>(stack->pool_.data(packet)), len);
   stack->pool_.release_locked(packet);
+}
+
+// A blocking take; a contended one is timed and its sleeps charged to the calling thread.
+void NetworkStack::lock_blocking(stats::ThreadStats* counts) noexcept {
+  if (lock_.try_lock()) return;
+  bump(send_lock_contends_);
+  bump(counts, stats::Counter::stack_lock_contends);
+  const std::int64_t start = stats::monotonic_ns();
+  const LockResult r = lock_.lock();
+  if (counts != nullptr) {
+    counts->add(stats::Counter::stack_lock_sleeps, r.sleeps);
+    counts->add(stats::Counter::stack_lock_wait_us, static_cast<std::uint64_t>(stats::monotonic_ns() - start) / 1000);
+  }
 }
 
 void NetworkStack::unlock(stats::ThreadStats* counts) noexcept {
@@ -61,16 +109,18 @@ void NetworkStack::unlock(stats::ThreadStats* counts) noexcept {
 }
 
 // [network_stack.send]
-SendResult NetworkStack::send(int fd, const void* data, std::size_t len, stats::ThreadStats* counts) noexcept {
+SendResult NetworkStack::send(StackSocket& socket, const void* bytes, std::size_t len,
+                              stats::ThreadStats* counts) noexcept {
   bump(sends_);
+  const auto* data = static_cast<const char*>(bytes);
+  // Counted before any thread can transmit them: settle() only ever subtracts what was added.
+  // relaxed: the owner's own program order; settle()'s release publishes the rest.
+  socket.queued_.fetch_add(len, std::memory_order_relaxed);
   SendResult result;
   if (len > pool_.packet_bytes()) {
-    if (lock_.lock().contended) {
-      bump(send_lock_contends_);
-      bump(counts, stats::Counter::stack_lock_contends);
-    }
+    lock_blocking(counts);
     result.path = SendPath::large;
-    result.written = transmit(fd, data, len, &result.error);
+    transmit(socket, data, len);
     unlock(counts);
     return result;
   }
@@ -81,14 +131,10 @@ SendResult NetworkStack::send(int fd, const void* data, std::size_t len, stats::
     // send under the lock.
     bump(pool_empty_sends_);
     bump(counts, stats::Counter::stack_pool_empty_sends);
-    if (!lock_.try_lock()) {
-      bump(send_lock_contends_);
-      bump(counts, stats::Counter::stack_lock_contends);
-      lock_.lock();
-    }
+    lock_blocking(counts);
     pool_.refill_locked();
     result.path = SendPath::pool_empty;
-    result.written = transmit(fd, data, len, &result.error);
+    transmit(socket, data, len);
     unlock(counts);
     return result;
   }
@@ -97,7 +143,7 @@ SendResult NetworkStack::send(int fd, const void* data, std::size_t len, stats::
 
   if (lock_.try_lock()) {
     result.path = SendPath::direct;
-    result.written = transmit(fd, pool_.data(index), len, &result.error);
+    transmit(socket, reinterpret_cast<const char*>(pool_.data(index)), len);
     pool_.release_locked(index);
     unlock(counts);
     return result;
@@ -105,7 +151,7 @@ SendResult NetworkStack::send(int fd, const void* data, std::size_t len, stats::
   // The lock is held: leave the send to its holder (Onload's deferred send).
   bump(send_lock_contends_);
   bump(counts, stats::Counter::stack_lock_contends);
-  const DeferredWork work{&NetworkStack::transmit_deferred, this, static_cast<std::uint64_t>(fd),
+  const DeferredWork work{&NetworkStack::transmit_deferred, this, reinterpret_cast<std::uint64_t>(&socket),
                           (std::uint64_t{index} << 32) | static_cast<std::uint32_t>(len)};
   UnlockResult unlocked;
   const DeferOutcome outcome = lock_.lock_or_defer(work, &unlocked);
@@ -124,14 +170,29 @@ SendResult NetworkStack::send(int fd, const void* data, std::size_t len, stats::
       result.path = SendPath::after_wait;
       break;
   }
-  result.written = static_cast<ssize_t>(len);  // handed over; the transmit's own outcome is counted
   return result;
 }
 // [network_stack.send]
 
-int NetworkStack::close(int fd, stats::ThreadStats* counts) noexcept {
-  if (lock_.lock().contended) bump(counts, stats::Counter::stack_lock_contends);
-  const int rc = ::close(fd);
+std::size_t NetworkStack::push(StackSocket& socket, stats::ThreadStats* counts) noexcept {
+  bump(pushes_);
+  lock_blocking(counts);
+  if (!socket.sendq_.empty()) {
+    std::string queued;  // counted in queued_ already: transmit() only settles
+    queued.swap(socket.sendq_);
+    transmit(socket, queued.data(), queued.size());
+  }
+  const std::size_t left = socket.queued();
+  unlock(counts);
+  return left;
+}
+
+int NetworkStack::close(StackSocket& socket, stats::ThreadStats* counts) noexcept {
+  lock_blocking(counts);
+  settle(socket, socket.sendq_.size());
+  std::string().swap(socket.sendq_);
+  const int rc = ::close(socket.fd_);
+  socket.fd_ = -1;
   unlock(counts);
   return rc;
 }
@@ -143,6 +204,7 @@ NetworkStackCounters NetworkStack::snapshot() const noexcept {
   c.sends_deferred = sends_deferred_.load(std::memory_order_relaxed);
   c.send_lock_contends = send_lock_contends_.load(std::memory_order_relaxed);
   c.pool_empty_sends = pool_empty_sends_.load(std::memory_order_relaxed);
+  c.pushes = pushes_.load(std::memory_order_relaxed);
   c.transmits = transmits_.load(std::memory_order_relaxed);
   c.short_transmits = short_transmits_.load(std::memory_order_relaxed);
   c.transmit_errors = transmit_errors_.load(std::memory_order_relaxed);
@@ -163,6 +225,7 @@ nlohmann::json NetworkStack::to_json() const {
       {"tcp_send_nonb_pool_empty", c.pool_empty_sends},
       {"transmits", c.transmits},
       {"short_transmits", c.short_transmits},
+      {"pushes", c.pushes},
       {"transmit_errors", c.transmit_errors},
       {"bytes_sent", c.bytes_sent},
       {"lock_contends", c.lock.lock_contends},

@@ -73,6 +73,10 @@ std::string_view counter_name(Counter c) noexcept {
       return "stack_pool_empty_sends";
     case Counter::stack_lock_handoffs:
       return "stack_lock_handoffs";
+    case Counter::stack_lock_sleeps:
+      return "stack_lock_sleeps";
+    case Counter::stack_lock_wait_us:
+      return "stack_lock_wait_us";
     case Counter::conns_adopted:
       return "conns_adopted";
     case Counter::conns_handed_off:

@@ -59,6 +59,9 @@ enum class Counter : std::size_t {
   stack_deferred_work,     ///< sends this thread left in the lock word for the holder (deferred_work)
   stack_pool_empty_sends,  ///< sends that found the lock-free packet pool empty (tcp_send_nonb_pool_empty)
   stack_lock_handoffs,     ///< unlocks that handed the stack lock to a starving waiter (hand-off variant)
+  stack_lock_sleeps,       ///< FUTEX_WAITs in this thread's contended blocking takes of a stack lock
+  stack_lock_wait_us,      ///< µs spent in those takes, buzz and sleep (pool-empty and large sends,
+                           ///< push, close; not the take after a full deferral list)
   // chapter 05: topologies and a stack per worker
   conns_adopted,     ///< connections this loop took as its own: accepted by itself or handed in (loop)
   conns_handed_off,  ///< accepted sockets this loop (the pool topology's acceptor) handed to another worker

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <memory>
 #include <cerrno>
 #include <chrono>
 #include <string>
@@ -23,7 +24,7 @@
 using handoff::stack::NetworkStack;
 using handoff::stack::NetworkStackOptions;
 using handoff::stack::SendPath;
-using handoff::stack::StackTopology;
+using handoff::stack::StackSocket;
 using handoff::stats::Counter;
 using handoff::stats::ThreadStats;
 using handoff::testkit::Watchdog;
@@ -54,9 +55,10 @@ std::string read_now(int fd) {
 TEST_CASE("network stack: a send with the lock free is transmitted at once by the caller", "[stack][ch05]") {
   NetworkStack stack;
   Pair p;
-  const auto r = stack.send(p.tx(), "hello", 5);
+  StackSocket s(p.tx());
+  const auto r = stack.send(s, "hello", 5);
   CHECK(r.path == SendPath::direct);
-  CHECK(r.written == 5);
+  CHECK(s.queued() == 0);
   CHECK(read_now(p.rx()) == "hello");
   const auto c = stack.snapshot();
   CHECK(c.sends == 1);
@@ -73,14 +75,17 @@ TEST_CASE("network stack: a send while the lock is held is deferred to the holde
   Pair p;
   ThreadStats sender("sender", "worker");
   REQUIRE(stack.lock().try_lock());  // this thread is the holder
+  StackSocket s(p.tx());
   handoff::stack::SendResult r;
-  std::thread t([&] { r = stack.send(p.tx(), "deferred", 8, &sender); });
+  std::thread t([&] { r = stack.send(s, "deferred", 8, &sender); });
   t.join();  // returned without the lock
   CHECK(r.path == SendPath::deferred);
   CHECK(read_now(p.rx()).empty());  // not sent yet: the holder has not unlocked
+  CHECK(s.queued() == 8);           // accepted, not yet the kernel's
   const auto unlocked = stack.lock().unlock();
   CHECK(unlocked.deferred_run == 1);
   CHECK(read_now(p.rx()) == "deferred");
+  CHECK(s.queued() == 0);
   CHECK(sender.get(Counter::stack_deferred_work) == 1);
   CHECK(sender.get(Counter::stack_lock_contends) == 1);
   const auto c = stack.snapshot();
@@ -98,9 +103,10 @@ TEST_CASE("network stack: a send that finds the packet pool empty takes the lock
   NetworkStack stack(o);
   Pair p;
   ThreadStats me("me", "worker");
-  const auto first = stack.send(p.tx(), "a", 1, &me);
+  StackSocket s(p.tx());
+  const auto first = stack.send(s, "a", 1, &me);
   CHECK(first.path == SendPath::pool_empty);
-  const auto second = stack.send(p.tx(), "b", 1, &me);  // a refilled buffer
+  const auto second = stack.send(s, "b", 1, &me);  // a refilled buffer
   CHECK(second.path == SendPath::direct);
   CHECK(read_now(p.rx()) == "ab");
   CHECK(me.get(Counter::stack_pool_empty_sends) == 1);
@@ -116,9 +122,10 @@ TEST_CASE("network stack: a send larger than a packet buffer is sent whole under
   NetworkStack stack(o);
   Pair p;
   const std::string big(100, 'x');
-  const auto r = stack.send(p.tx(), big.data(), big.size());
+  StackSocket s(p.tx());
+  const auto r = stack.send(s, big.data(), big.size());
   CHECK(r.path == SendPath::large);
-  CHECK(r.written == 100);
+  CHECK(s.queued() == 0);
   CHECK(read_now(p.rx()) == big);
 }
 
@@ -126,12 +133,13 @@ TEST_CASE("network stack: close waits until a deferred send on the socket has go
   Watchdog dog(10s, "close after a deferred send");
   NetworkStack stack;
   Pair p;
+  StackSocket s(p.tx());
   REQUIRE(stack.lock().try_lock());
-  std::thread sender([&] { CHECK(stack.send(p.tx(), "last", 4).path == SendPath::deferred); });
+  std::thread sender([&] { CHECK(stack.send(s, "last", 4).path == SendPath::deferred); });
   sender.join();
   std::atomic<bool> closed{false};
   std::thread closer([&] {
-    CHECK(stack.close(p.tx()) == 0);
+    CHECK(stack.close(s) == 0);
     closed.store(true);
   });
   std::this_thread::sleep_for(20ms);
@@ -159,9 +167,10 @@ TEST_CASE("network stack: sends from many threads through one shared stack all a
   std::vector<std::unique_ptr<ThreadStats>> stats;
   for (int t = 0; t < kThreads; ++t) stats.push_back(std::make_unique<ThreadStats>("w" + std::to_string(t), "worker"));
   // Each thread sends a reply and reads it back from its peer before the next, as a
-  // request-response connection has one reply in flight: the model's deferred sends cannot
-  // report EAGAIN to their caller, so the test keeps every socket buffer far from full.
+  // request-response connection has one reply in flight.
   std::vector<std::string> received(kThreads);
+  std::vector<std::unique_ptr<StackSocket>> sockets;
+  for (auto& pair : pairs) sockets.push_back(std::make_unique<StackSocket>(pair.tx()));
   std::vector<std::thread> threads;
   for (int t = 0; t < kThreads; ++t) {
     timeval limit{5, 0};
@@ -169,7 +178,7 @@ TEST_CASE("network stack: sends from many threads through one shared stack all a
     threads.emplace_back([&, t] {
       for (int i = 0; i < kSends; ++i) {
         const std::string msg = std::to_string(i) + "\n";
-        stack.send(pairs[t].tx(), msg.data(), msg.size(), stats[t].get());
+        stack.send(*sockets[t], msg.data(), msg.size(), stats[t].get());
         std::size_t got = 0;
         while (got < msg.size()) {
           char buf[64];
@@ -208,11 +217,60 @@ TEST_CASE("network stack: sends from many threads through one shared stack all a
   CHECK(c.pool.takes + c.pool_empty_sends == c.sends);
 }
 
-TEST_CASE("network stack: the topology and buzz switches parse as the flags spell them", "[stack][ch05]") {
-  CHECK(handoff::stack::parse_stack_topology("shared") == StackTopology::shared);
-  CHECK(handoff::stack::parse_stack_topology("per-worker") == StackTopology::per_worker);
-  CHECK_FALSE(handoff::stack::parse_stack_topology("sharded").has_value());
-  CHECK(handoff::stack::stack_topology_name(StackTopology::per_worker) == "per-worker");
+TEST_CASE("network stack: what the kernel does not take waits in the socket's send queue, in order, until push",
+          "[stack][ch05]") {
+  Watchdog dog(10s, "send queue");
+  NetworkStackOptions o;
+  o.pool.packet_bytes = 1024;
+  NetworkStack stack(o);
+  Pair p;
+  int small = 4096;  // the kernel rounds it up; what matters is that it fills
+  REQUIRE(::setsockopt(p.tx(), SOL_SOCKET, SO_SNDBUF, &small, sizeof small) == 0);
+  StackSocket s(p.tx());
+  std::string sent;
+  for (int i = 0; sent.size() < 1'000'000 && s.queued() == 0; ++i) {
+    const std::string msg = std::to_string(i) + std::string(500, '.') + "\n";
+    stack.send(s, msg.data(), msg.size());
+    sent += msg;
+  }
+  REQUIRE(s.queued() > 0);  // the socket filled: the rest was queued, not lost
+  for (int i = 0; i < 20; ++i) {  // later sends go behind the queue
+    const std::string msg = "after" + std::to_string(i) + "\n";
+    stack.send(s, msg.data(), msg.size());
+    sent += msg;
+  }
+  std::string got;
+  while (got.size() < sent.size()) {
+    const std::string chunk = read_now(p.rx());
+    if (chunk.empty()) {
+      stack.push(s);  // the output edge's call
+      std::this_thread::sleep_for(1ms);
+      continue;
+    }
+    got += chunk;
+  }
+  CHECK(got == sent);
+  stack.push(s);
+  CHECK(s.queued() == 0);
+  CHECK(stack.snapshot().short_transmits > 0);
+  CHECK(stack.snapshot().pushes > 0);
+}
+
+TEST_CASE("network stack: a socket whose peer has gone says so and drops its queue", "[stack][ch05]") {
+  NetworkStack stack;
+  Pair p;
+  StackSocket s(p.tx());
+  ::close(p.fds[1]);
+  p.fds[1] = -1;
+  stack.send(s, "into the void", 13);
+  CHECK(s.error() == EPIPE);
+  CHECK(s.queued() == 0);
+  stack.send(s, "more", 4);  // accepted and dropped: nobody will read it
+  CHECK(s.queued() == 0);
+  CHECK(stack.snapshot().transmit_errors == 1);
+}
+
+TEST_CASE("network stack: --stack-buzz-us converts as the flag spells it", "[stack][ch05]") {
   CHECK(handoff::stack::buzz_ns_from_us(-1) == -1);
   CHECK(handoff::stack::buzz_ns_from_us(100) == 100'000);
   CHECK(handoff::stack::buzz_ns_from_us(0) == 0);
