@@ -240,7 +240,7 @@ def csv_rows(spec, summ: dict, comparisons: list[dict]) -> list[dict]:
 RUN_METRICS = ("rps", "p50_us", "p99_us", "p99_9_us", "max_us", "server_us_per_req",
                "loop_us_per_req", "stack_contends_per_req", "stack_deferred_per_req",
                "stack_wakes_per_req", "stack_pool_empty_per_req", "stack_handoffs_per_req",
-               "stack_sleeps_per_req", "stack_wait_us_per_req")
+               "stack_sleeps_per_req", "stack_wait_us_per_req", "stack_long_waits_per_req")
 RUNS_HEADER = (["round", "order", "row", "arm", "ok"] + list(RUN_METRICS)
                + ["stall", "stall_samples", "error"])
 
@@ -366,7 +366,7 @@ def print_table(spec, summ: dict, comparisons: list[dict], mode: str, out) -> No
     stack = [("contends", "stack_contends_per_req"), ("deferred", "stack_deferred_per_req"),
              ("lock wakes", "stack_wakes_per_req"), ("pool empty", "stack_pool_empty_per_req"),
              ("hand-offs", "stack_handoffs_per_req"), ("sleeps", "stack_sleeps_per_req"),
-             ("wait µs", "stack_wait_us_per_req")]
+             ("wait µs", "stack_wait_us_per_req"), ("long waits", "stack_long_waits_per_req")]
     if any((r := s["metrics"][m]) is not None and r.hi > 0
            for s in summ.values() for _, m in stack):
         print("  the stack lock, per request (the loops' /stats):", file=out)

@@ -88,6 +88,8 @@ METRICS: dict[str, tuple[bool, str, str]] = {
                              "{:.4f}"),
     "stack_wait_us_per_req": (False, "µs in blocking takes of the stack lock (buzz and sleep)"
                               "/request", "{:.3f}"),
+    "stack_long_waits_per_req": (False, "blocking takes of the stack lock longer than 1 ms"
+                                 "/request", "{:.4g}"),
 }
 
 # A run whose worst latency (max_us) exceeds this is a stall (seed 004: a pool worker's
@@ -108,7 +110,7 @@ CSV_METRICS = ("rps", "loop_us_per_req", "pool_us_per_req", "server_us_per_req",
                "loop_syscalls_per_req", "pool_syscalls_per_req", "max_us",
                "stack_contends_per_req", "stack_deferred_per_req", "stack_wakes_per_req",
                "stack_pool_empty_per_req", "stack_handoffs_per_req",
-               "stack_sleeps_per_req", "stack_wait_us_per_req")
+               "stack_sleeps_per_req", "stack_wait_us_per_req", "stack_long_waits_per_req")
 
 # Counter metrics: metric -> (counters in /stats, summed; the role whose threads must
 # exist; whether only that role's threads are summed). The hand-off counters are summed
@@ -147,6 +149,7 @@ COUNTER_METRICS: dict[str, tuple[tuple[str, ...], str, bool]] = {
     "stack_handoffs_per_req": (("stack_lock_handoffs",), "loop", True),
     "stack_sleeps_per_req": (("stack_lock_sleeps",), "loop", True),
     "stack_wait_us_per_req": (("stack_lock_wait_us",), "loop", True),
+    "stack_long_waits_per_req": (("stack_lock_long_waits",), "loop", True),
 }
 
 

@@ -22,7 +22,8 @@ lacks but whose ``name_median``/``name_min``/``name_max`` columns it has shows a
 "median (min–max)"; an empty cell (a peer has no /stats counters, an inline arm no
 pool) shows as "–". ``:where:`` keeps only lines whose column equals a value
 (``col=value``, comma separated, all must hold); ``col=a|b`` accepts either value
-(``arm=ring|dgram``).
+(``arm=ring|dgram``). ``:record:`` names the .json in the same folder for a CSV that has
+no sibling of its own (a spec's per-run ``NAME-runs.csv`` belongs to ``NAME.json``).
 
 ``results-figure`` shows a PNG the harness drew, captioned with the same command and
 machine line::
@@ -173,6 +174,7 @@ class ResultsTable(_ResultsDirective):
         "columns": directives.unchanged_required,
         "where": directives.unchanged_required,
         "caption": directives.unchanged,
+        "record": directives.unchanged_required,
     }
 
     def run(self):
@@ -180,7 +182,10 @@ class ResultsTable(_ResultsDirective):
         if not rel.endswith(".csv"):
             raise self.error(f"results-table: {rel!r} is not a .csv file")
         path = self.locate(rel, "results file")
-        record = self.load_record(path[:-len(".csv")] + ".json")
+        # The record: the sibling .json, or :record: (a file in the same folder), for a CSV
+        # that a run writes beside its main one (server-runs.csv belongs to server.json).
+        record = self.load_record(os.path.join(os.path.dirname(path), self.options["record"])
+                                  if "record" in self.options else path[:-len(".csv")] + ".json")
         with open(path, encoding="utf-8", newline="") as f:
             lines = list(csv.DictReader(f))
         if not lines:

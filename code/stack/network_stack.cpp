@@ -96,10 +96,14 @@ void NetworkStack::lock_blocking(stats::ThreadStats* counts) noexcept {
   bump(counts, stats::Counter::stack_lock_contends);
   const std::int64_t start = stats::monotonic_ns();
   const LockResult r = lock_.lock();
-  if (counts != nullptr) {
-    counts->add(stats::Counter::stack_lock_sleeps, r.sleeps);
-    counts->add(stats::Counter::stack_lock_wait_us, static_cast<std::uint64_t>(stats::monotonic_ns() - start) / 1000);
-  }
+  if (counts != nullptr) counts->add(stats::Counter::stack_lock_sleeps, r.sleeps);
+  count_wait(counts, stats::monotonic_ns() - start);
+}
+
+void NetworkStack::count_wait(stats::ThreadStats* counts, std::int64_t waited_ns) noexcept {
+  if (counts == nullptr) return;
+  counts->add(stats::Counter::stack_lock_wait_us, static_cast<std::uint64_t>(waited_ns) / 1000);
+  if (waited_ns > kLongWaitNs) counts->add(stats::Counter::stack_lock_long_waits);
 }
 
 void NetworkStack::unlock(stats::ThreadStats* counts) noexcept {
@@ -154,6 +158,7 @@ SendResult NetworkStack::send(StackSocket& socket, const void* bytes, std::size_
   const DeferredWork work{&NetworkStack::transmit_deferred, this, reinterpret_cast<std::uint64_t>(&socket),
                           (std::uint64_t{index} << 32) | static_cast<std::uint32_t>(len)};
   UnlockResult unlocked;
+  const std::int64_t start = stats::monotonic_ns();
   const DeferOutcome outcome = lock_.lock_or_defer(work, &unlocked);
   if (unlocked.woke) bump(counts, stats::Counter::stack_lock_wakes);
   if (unlocked.handed_off) bump(counts, stats::Counter::stack_lock_handoffs);
@@ -168,6 +173,7 @@ SendResult NetworkStack::send(StackSocket& socket, const void* bytes, std::size_
       break;
     case DeferOutcome::ran_after_wait:
       result.path = SendPath::after_wait;
+      count_wait(counts, stats::monotonic_ns() - start);  // blocked behind a full deferral list
       break;
   }
   return result;

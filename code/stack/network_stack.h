@@ -150,6 +150,11 @@ class NetworkStack {
   std::size_t send_now(StackSocket& socket, const char* data, std::size_t len) noexcept;
   void settle(StackSocket& socket, std::size_t taken) noexcept;
   void lock_blocking(stats::ThreadStats* counts) noexcept;
+  static void count_wait(stats::ThreadStats* counts, std::int64_t waited_ns) noexcept;
+  /// A blocking take longer than this is counted as long (stack_lock_long_waits): a hundred
+  /// times the longest critical section the model has (a send(2) of a packet and a deferral
+  /// list of 32 more).
+  static constexpr std::int64_t kLongWaitNs = 1'000'000;
   void unlock(stats::ThreadStats* counts) noexcept;
 
   StackLock lock_;

@@ -77,6 +77,8 @@ std::string_view counter_name(Counter c) noexcept {
       return "stack_lock_sleeps";
     case Counter::stack_lock_wait_us:
       return "stack_lock_wait_us";
+    case Counter::stack_lock_long_waits:
+      return "stack_lock_long_waits";
     case Counter::conns_adopted:
       return "conns_adopted";
     case Counter::conns_handed_off:

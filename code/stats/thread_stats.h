@@ -60,8 +60,10 @@ enum class Counter : std::size_t {
   stack_pool_empty_sends,  ///< sends that found the lock-free packet pool empty (tcp_send_nonb_pool_empty)
   stack_lock_handoffs,     ///< unlocks that handed the stack lock to a starving waiter (hand-off variant)
   stack_lock_sleeps,       ///< FUTEX_WAITs in this thread's contended blocking takes of a stack lock
-  stack_lock_wait_us,      ///< µs spent in those takes, buzz and sleep (pool-empty and large sends,
-                           ///< push, close; not the take after a full deferral list)
+                           ///< (not counted for the take after a full deferral list)
+  stack_lock_wait_us,      ///< µs spent in those takes, buzz and sleep (pool-empty, large and
+                           ///< after-wait sends, push, close)
+  stack_lock_long_waits,   ///< those takes that waited over 1 ms: a starved waiter, or a preempted holder
   // chapter 05: topologies and a stack per worker
   conns_adopted,     ///< connections this loop took as its own: accepted by itself or handed in (loop)
   conns_handed_off,  ///< accepted sockets this loop (the pool topology's acceptor) handed to another worker
