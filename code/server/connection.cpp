@@ -38,7 +38,10 @@ Connection::Connection(Worker& worker, net::Fd fd, std::uint64_t id, std::int64_
 Connection::~Connection() {
   // Through the stack: it waits for any send of ours another thread holds, so the number is
   // not reused under it.
-  if (stack_ != nullptr) stack_->close(*stack_socket_), fd_.release();
+  if (stack_ != nullptr) {
+    stack_->close(*stack_socket_);
+    fd_.release();  // closed by the stack
+  }
 }
 
 void Connection::on_io(std::uint32_t events) {

@@ -2,7 +2,9 @@
 // pairs: a send with the lock free goes out at once; a send while the lock is held is
 // deferred and goes out before the holder's unlock returns; an empty packet pool sends take
 // the lock and refill it; close() waits for deferred sends; many threads through one shared
-// stack all arrive, in order per socket, with the counters adding up. Bounded by watchdogs.
+// stack all arrive, in order per socket, with the counters adding up; what a full socket
+// does not take waits in its send queue, in order, until push(); a socket whose peer has
+// gone reports it and drops its queue. Bounded by watchdogs.
 #include <catch2/catch.hpp>
 
 #include <sys/socket.h>
