@@ -9,7 +9,9 @@
 //  1. takes a packet buffer from the lock-free pool without the lock and copies the bytes in.
 //     If the pool is empty, it takes the stack lock (blocking: Onload's send, finding nothing
 //     to fill, does the same), refills the pool from the reserve and sends from the caller's
-//     bytes under the lock (counted: pool-empty sends);
+//     bytes under the lock (counted: pool-empty sends). Every holder tops the pool up from
+//     the reserve before it unlocks, so the pool runs dry only at a new peak of replies in
+//     flight;
 //  2. needs the stack lock to transmit: a try-lock; if it is held, the send is left in the
 //     lock word for the holder (the deferred send), who transmits it before it unlocks; past
 //     the deferral limit the thread blocks on the lock and transmits itself;

@@ -77,6 +77,7 @@ class PacketPool {
 
   std::byte* data(std::uint32_t index) noexcept { return storage_.get() + std::size_t{index} * options_.packet_bytes; }
   std::uint32_t packet_bytes() const noexcept { return options_.packet_bytes; }
+  std::uint32_t refill_batch() const noexcept { return options_.refill_batch; }
   std::uint32_t packets() const noexcept { return options_.packets; }
   PacketPoolCounters counters() const noexcept;
 
