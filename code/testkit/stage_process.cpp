@@ -103,4 +103,13 @@ std::string StageProcess::stderr_text() const {
   return ss.str();
 }
 
+long StageProcess::rss_kib() const {
+  std::ifstream in("/proc/" + std::to_string(pid_) + "/status");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("VmRSS:", 0) == 0) return std::stol(line.substr(6));
+  }
+  return -1;
+}
+
 }  // namespace handoff::testkit

@@ -30,6 +30,8 @@ class StageProcess {
   std::optional<int> wait_exit(std::chrono::milliseconds limit);
   /// Everything the child wrote to stderr so far (it goes to a temporary file).
   std::string stderr_text() const;
+  /// The child's resident memory in KiB (VmRSS in /proc/PID/status), or -1.
+  long rss_kib() const;
 
  private:
   pid_t pid_ = -1;

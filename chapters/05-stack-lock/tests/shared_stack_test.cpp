@@ -9,7 +9,6 @@
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <cstdint>
-#include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <thread>
@@ -40,15 +39,6 @@ std::uint64_t total(const nlohmann::json& stats, const std::string& counter) {
   return sum;
 }
 
-/// Resident memory of a process in KiB (VmRSS in /proc/PID/status).
-long rss_kib(pid_t pid) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.rfind("VmRSS:", 0) == 0) return std::stol(line.substr(6));
-  }
-  return -1;
-}
 
 nlohmann::json stats_of(int port) {
   Client c(port);
@@ -113,7 +103,7 @@ TEST_CASE("stage 05: through one shared stack, a client that never reads leaves 
   Watchdog dog(60s, "shared stack with a hog");
   StageProcess stage(HANDOFF_STAGE_BINARY, {"--topology", "pool", "--stack", "shared", "--workers", "2",
                                             "--dispatch", "inline", "--drain-timeout-ms", "1000"});
-  const long before = rss_kib(stage.pid());
+  const long before = stage.rss_kib();
   Client hog(stage.port());
   hog.send(repeat(get("/stream?chunks=10000"), 800));  // 128 MB of answers, never read
   std::this_thread::sleep_for(1500ms);
@@ -124,7 +114,7 @@ TEST_CASE("stage 05: through one shared stack, a client that never reads leaves 
     REQUIRE(r);
     CHECK(r->body == "Hello, World!");
   }
-  const long grown = rss_kib(stage.pid()) - before;
+  const long grown = stage.rss_kib() - before;
   INFO("RSS grew by " << grown << " KiB");
 #if !defined(HANDOFF_SANITIZED)  // a sanitizer's runtime keeps freed memory resident
   CHECK(grown < 64 * 1024);      // the hog's socket queue stops at its limit

@@ -30,15 +30,6 @@ using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
 
 namespace {
-/// Resident memory of a process in KiB (VmRSS in /proc/PID/status).
-long rss_kib(pid_t pid) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.rfind("VmRSS:", 0) == 0) return std::stol(line.substr(6));
-  }
-  return -1;
-}
 #if defined(HANDOFF_SANITIZED)
 // A sanitized server beside a hog that it is still serving runs several times slower, and
 // CI runs these tests two at a time on two cores: 2 s was missed there once (a hog's 800
@@ -99,12 +90,12 @@ TEST_CASE("stage 01: a client that never reads cannot make the server hold unbou
   const std::string dispatch = GENERATE("inline", "pool");
   StageProcess stage(HANDOFF_STAGE_BINARY, dispatch_args(dispatch));
   served(stage.port());
-  const long before = rss_kib(stage.pid());
+  const long before = stage.rss_kib();
   Client hog(stage.port());
   hog.send(repeat(get("/stream?chunks=10000"), 800));  // 128 MB of answers, never read
   std::this_thread::sleep_for(1500ms);
   served(stage.port());  // the server is not stuck on the hog
-  const long grown = rss_kib(stage.pid()) - before;
+  const long grown = stage.rss_kib() - before;
   INFO("RSS grew by " << grown << " KiB");
 #if defined(HANDOFF_SANITIZED)
   // A sanitizer's runtime keeps freed memory resident (ASan's quarantine is 256 MB) and
