@@ -111,7 +111,11 @@ void NetworkStack::unlock(stats::ThreadStats* counts) noexcept {
   // the pool empty only when more replies are in flight at once than the pool and the last
   // top-up hold: at a new peak, as seed 004 counted them (47-50 a run).
   if (pool_.reserve_locked() >= pool_.refill_batch()) pool_.refill_locked();
-  const UnlockResult r = lock_.unlock();
+  count_unlock(counts, lock_.unlock());
+}
+
+// Charge an unlock's wake and hand-off to the thread that made it.
+void NetworkStack::count_unlock(stats::ThreadStats* counts, const UnlockResult& r) noexcept {
   if (r.woke) bump(counts, stats::Counter::stack_lock_wakes);
   if (r.handed_off) bump(counts, stats::Counter::stack_lock_handoffs);
 }
@@ -164,8 +168,7 @@ SendResult NetworkStack::send(StackSocket& socket, const void* bytes, std::size_
   UnlockResult unlocked;
   const std::int64_t start = stats::monotonic_ns();
   const DeferOutcome outcome = lock_.lock_or_defer(work, &unlocked);
-  if (unlocked.woke) bump(counts, stats::Counter::stack_lock_wakes);
-  if (unlocked.handed_off) bump(counts, stats::Counter::stack_lock_handoffs);
+  count_unlock(counts, unlocked);  // an unlock this call made, if the lock came free meanwhile
   switch (outcome) {
     case DeferOutcome::deferred:
       bump(sends_deferred_);

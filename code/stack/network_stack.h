@@ -158,6 +158,7 @@ class NetworkStack {
   /// list of 32 more).
   static constexpr std::int64_t kLongWaitNs = 1'000'000;
   void unlock(stats::ThreadStats* counts) noexcept;
+  static void count_unlock(stats::ThreadStats* counts, const UnlockResult& r) noexcept;
 
   StackLock lock_;
   PacketPool pool_;
