@@ -19,10 +19,11 @@ Role: the command line over the harness's modules.
   bench.py profile --mode quick|full --build-dir DIR [--out DIR]
       the loop thread's perf samples per request by category (inline, elastic-1, ring-1 at
       256 connections) to OUT/03-lost-wakes/loop-profile.{json,csv}; needs perf
-  bench.py all --mode quick|full --build-dir DIR [--out DIR] [--strict]
+  bench.py all --mode quick|full --build-dir DIR [--out DIR] [--strict] [--budget-s S]
       every benchmarks/specs/*.toml that says in_all (the default), then the probe, the
       micro-benchmarks, the records, the loop peers and the profile; parts not built (and the profile
-      where perf is missing or refused) are listed as not measured
+      where perf is missing or refused) are listed as not measured; with --budget-s, a part
+      that would start after S seconds is not run and its command is printed instead
   bench.py verify SPEC.toml [--out DIR]
       re-read a spec's written results and check that they are whole
 
@@ -43,7 +44,9 @@ import csv
 import glob
 import json
 import os
+import shlex
 import sys
+import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
@@ -279,10 +282,21 @@ def cmd_micro(args) -> int:
 def cmd_all(args) -> int:
     status = 0
     skipped = []
+    # --budget-s: a part that would start after the budget is spent is not run; its command
+    # is printed instead, so a reader's first run stays short and says how to get the rest.
+    deadline = time.monotonic() + args.budget_s if args.budget_s else None
+    deferred: list[list[str]] = []
+
+    def over_budget(argv: list[str]) -> bool:
+        if deadline is not None and time.monotonic() >= deadline:
+            deferred.append(argv)
+            return True
+        return False
+
     paths = sorted(glob.glob(os.path.join(SPECS_DIR, "*.toml")))
     specs = [specfile.load(p) for p in paths]   # every spec parses before anything runs
     for spec in specs:
-        if not spec.in_all:
+        if not spec.in_all or over_budget(reproduce_argv(spec, args)):
             continue
         settings = spec.modes[args.mode]
         try:
@@ -297,7 +311,11 @@ def cmd_all(args) -> int:
         skipped += [f"{spec.chapter}/{spec.name}: {s}" for s in doc.get("skipped", [])]
         if any(not c["ok"] for c in doc.get("cells", [])):
             status = 1
-    if os.access(probe.binary(args.build_dir), os.X_OK):
+    if not os.access(probe.binary(args.build_dir), os.X_OK):
+        skipped.append(f"probe: {probe.binary(args.build_dir)} not built")
+        if args.strict:
+            status = 1
+    elif not over_budget(probe_reproduce_argv(args)):
         try:
             probe.run_probe(build_dir=args.build_dir, out_dir=args.out, repo_root=REPO_ROOT,
                             mode=args.mode, argv=args.argv,
@@ -305,42 +323,48 @@ def cmd_all(args) -> int:
         except probe.ProbeError as e:
             print(f"bench all: probe: {e}", file=sys.stderr)
             status = 1
-    else:
-        skipped.append(f"probe: {probe.binary(args.build_dir)} not built")
-        if args.strict:
+    if not over_budget(sub_reproduce_argv("micro", args)):
+        try:
+            missing = micro.run_micro(build_dir=args.build_dir, out_dir=args.out, repo_root=REPO_ROOT,
+                                      mode=args.mode, argv=args.argv,
+                                      reproduce_argv=sub_reproduce_argv("micro", args))
+            skipped += [f"micro {m}" for m in missing]
+            if missing and args.strict:
+                status = 1
+        except micro.MicroError as e:
+            print(f"bench all: micro: {e}", file=sys.stderr)
             status = 1
-    try:
-        missing = micro.run_micro(build_dir=args.build_dir, out_dir=args.out, repo_root=REPO_ROOT,
-                                  mode=args.mode, argv=args.argv, reproduce_argv=sub_reproduce_argv("micro", args))
-        skipped += [f"micro {m}" for m in missing]
-        if missing and args.strict:
+    if not over_budget(sub_reproduce_argv("records", args)):
+        missing, failures = run_records(args)
+        skipped += [f"records {m}" for m in missing]
+        for f in failures:
+            print(f"bench all: records: {f}", file=sys.stderr)
+        if failures or (missing and args.strict):
             status = 1
-    except micro.MicroError as e:
-        print(f"bench all: micro: {e}", file=sys.stderr)
-        status = 1
-    missing, failures = run_records(args)
-    skipped += [f"records {m}" for m in missing]
-    for f in failures:
-        print(f"bench all: records: {f}", file=sys.stderr)
-    if failures or (missing and args.strict):
-        status = 1
-    missing, failures = run_loop_peers(args)
-    skipped += [f"loop-peers {m}" for m in missing]
-    for f in failures:
-        print(f"bench all: loop-peers: {f}", file=sys.stderr)
-    if failures or (missing and args.strict):
-        status = 1
+    if not over_budget(sub_reproduce_argv("loop-peers", args)):
+        missing, failures = run_loop_peers(args)
+        skipped += [f"loop-peers {m}" for m in missing]
+        for f in failures:
+            print(f"bench all: loop-peers: {f}", file=sys.stderr)
+        if failures or (missing and args.strict):
+            status = 1
     why = loop_profile.missing_parts(args.build_dir, REPO_ROOT)
     if why:
         skipped.append(f"profile: {why}")
         if args.strict:
             status = 1
-    elif cmd_profile(args) != 0:
+    elif not over_budget(sub_reproduce_argv("profile", args)) and cmd_profile(args) != 0:
         status = 1
     if skipped:
         print("\nnot measured (parts not built here, or perf missing):", file=sys.stderr)
         for s in skipped:
             print(f"  {s}", file=sys.stderr)
+    if deferred:
+        print(f"\nnot run: past the {args.budget_s:g} s budget; each line runs one of them:", file=sys.stderr)
+        for argv in deferred:
+            print("  /usr/bin/python3 " + " ".join(shlex.quote(os.path.relpath(a) if os.path.isabs(a) else a)
+                                                for a in argv), file=sys.stderr)
+    print(f"\nbench all: results (JSON, CSV, plots) under {os.path.abspath(args.out)}")
     return status
 
 
@@ -427,6 +451,8 @@ def main(argv: list[str]) -> int:
     common(p)
     p.add_argument("--strict", action="store_true",
                    help="fail when a spec's binaries are not built instead of skipping")
+    p.add_argument("--budget-s", type=float, default=None,
+                   help="start no part after this many seconds; print the commands of those not run")
     p.set_defaults(func=cmd_all)
 
     p = sub.add_parser("verify", help="check a spec's written results")

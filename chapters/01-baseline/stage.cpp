@@ -1,9 +1,8 @@
 // chapters/01-baseline/stage.cpp: the composition root of stage 01, the "before".
 // One epoll loop thread per worker; handlers run inline on it, or on a pool of blocking
 // threads where every job and every frame crosses a datagram socketpair.
-#include <CLI/CLI.hpp>
-
 #include "app/demo_routes.h"
+#include "config/command_line.h"
 #include "pool/datagram_pool.h"
 #include "server/server.h"
 
@@ -11,10 +10,10 @@ using namespace handoff;
 
 // [stage01.main]
 int main(int argc, char** argv) {
-  CLI::App cli{"handoff stage 01: epoll loop + handler pool over datagram socketpairs"};
+  config::CommandLine cli{"handoff stage 01: epoll loop + handler pool over datagram socketpairs"};
   server::ServerOptions options;
-  server::add_core_flags(cli, options);
-  CLI11_PARSE(cli, argc, argv);
+  server::add_core_flags(cli.app(), options);
+  if (const auto exit = cli.parse(argc, argv)) return *exit;
 
   stats::Registry registry;
   app::Router router;

@@ -1,9 +1,8 @@
 // chapters/02-ring-handoff/stage.cpp: the composition root of stage 02.
 // Stage 01 with the loop↔pool hand-off moved into rings; `--pool-ring off` (or
 // HANDOFF_POOL_RING=0) keeps stage 01's datagram path in the same binary.
-#include <CLI/CLI.hpp>
-
 #include "app/demo_routes.h"
+#include "config/command_line.h"
 #include "pool/ring_flags.h"
 #include "server/server.h"
 
@@ -11,12 +10,12 @@ using namespace handoff;
 
 // [stage02.main]
 int main(int argc, char** argv) {
-  CLI::App cli{"handoff stage 02: the hand-off in Vyukov rings, spin-then-park, wake only a parked thread"};
+  config::CommandLine cli{"handoff stage 02: the hand-off in Vyukov rings, spin-then-park, wake only a parked thread"};
   server::ServerOptions options;
-  server::add_core_flags(cli, options);
+  server::add_core_flags(cli.app(), options);
   pool::RingChoice ring;
-  pool::add_ring_flags(cli, ring);
-  CLI11_PARSE(cli, argc, argv);
+  pool::add_ring_flags(cli.app(), ring);
+  if (const auto exit = cli.parse(argc, argv)) return *exit;
 
   stats::Registry registry;
   app::Router router;

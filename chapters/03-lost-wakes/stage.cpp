@@ -5,9 +5,8 @@
 // whose credit an awake thread can steal) or `chained` (the same pool with the chained wake
 // that closes that hole), env HANDOFF_POOL_WAKE; `--pool-ring off` still selects chapter
 // 01's datagram path.
-#include <CLI/CLI.hpp>
-
 #include "app/demo_routes.h"
+#include "config/command_line.h"
 #include "pool/ring_flags.h"
 #include "server/server.h"
 
@@ -15,14 +14,14 @@ using namespace handoff;
 
 // [stage03.main]
 int main(int argc, char** argv) {
-  CLI::App cli{
+  config::CommandLine cli{
       "handoff stage 03: the elastic pool: wake only when every thread is parked, and the one that parked last"};
   server::ServerOptions options;
-  server::add_core_flags(cli, options);
+  server::add_core_flags(cli.app(), options);
   pool::RingChoice ring;
-  pool::add_ring_flags(cli, ring);
-  pool::add_wake_flag(cli, ring);
-  CLI11_PARSE(cli, argc, argv);
+  pool::add_ring_flags(cli.app(), ring);
+  pool::add_wake_flag(cli.app(), ring);
+  if (const auto exit = cli.parse(argc, argv)) return *exit;
 
   stats::Registry registry;
   app::Router router;

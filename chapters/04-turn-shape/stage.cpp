@@ -5,9 +5,8 @@
 // shape or the other (`--turn generation|drain`, env HANDOFF_TURN). Handlers may be
 // coroutines on that loop (/async/work, /async/sleep), and, given an upstream (`--pg`), each
 // worker has its own connection pool to PostgreSQL on its loop, which GET /db queries.
-#include <CLI/CLI.hpp>
-
 #include "app/demo_routes.h"
+#include "config/command_line.h"
 #if HANDOFF_HAVE_LIBPQ
 #include "app/db_route.h"
 #endif
@@ -19,19 +18,19 @@ using namespace handoff;
 
 // [stage04.main]
 int main(int argc, char** argv) {
-  CLI::App cli{"handoff stage 04: the worker's loop is a callback event loop; --turn picks a turn's shape"};
+  config::CommandLine cli{"handoff stage 04: the worker's loop is a callback event loop; --turn picks a turn's shape"};
   server::ServerOptions options;
-  server::add_core_flags(cli, options);
+  server::add_core_flags(cli.app(), options);
   pool::RingChoice ring;
-  pool::add_ring_flags(cli, ring);
-  pool::add_wake_flag(cli, ring);
+  pool::add_ring_flags(cli.app(), ring);
+  pool::add_wake_flag(cli.app(), ring);
   evloop::EventLoopOptions loop;
-  evloop::add_loop_flags(cli, loop);
+  evloop::add_loop_flags(cli.app(), loop);
 #if HANDOFF_HAVE_LIBPQ  // built without libpq (Debian libpq-dev), stage 04 has no upstream
   app::DbOptions db;
-  app::add_db_flags(cli, db);
+  app::add_db_flags(cli.app(), db);
 #endif
-  CLI11_PARSE(cli, argc, argv);
+  if (const auto exit = cli.parse(argc, argv)) return *exit;
   evloop::apply_loop_env(loop);
   options.event_loop = loop;
 

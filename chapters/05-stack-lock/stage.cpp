@@ -7,9 +7,8 @@
 // without Onload it says `own-stack=no` once. Every answer is sent through a model of the
 // stack (code/stack/): one for all workers with --topology pool --stack shared, else one per
 // worker; its lock's switches are --stack-buzz-us and --stack-handoff-us.
-#include <CLI/CLI.hpp>
-
 #include "app/demo_routes.h"
+#include "config/command_line.h"
 #if HANDOFF_HAVE_LIBPQ
 #include "app/db_route.h"
 #endif
@@ -21,21 +20,22 @@ using namespace handoff;
 
 // [stage05.main]
 int main(int argc, char** argv) {
-  CLI::App cli{"handoff stage 05: --topology shard|pool, --stack shared|per-worker and the stack lock's switches"};
+  config::CommandLine cli{
+      "handoff stage 05: --topology shard|pool, --stack shared|per-worker and the stack lock's switches"};
   server::ServerOptions options;
-  server::add_core_flags(cli, options);
-  server::add_topology_flags(cli, options);
-  server::add_stack_model_flags(cli, options);  // every answer goes through a stack model
+  server::add_core_flags(cli.app(), options);
+  server::add_topology_flags(cli.app(), options);
+  server::add_stack_model_flags(cli.app(), options);  // every answer goes through a stack model
   pool::RingChoice ring;
-  pool::add_ring_flags(cli, ring);
-  pool::add_wake_flag(cli, ring);
+  pool::add_ring_flags(cli.app(), ring);
+  pool::add_wake_flag(cli.app(), ring);
   evloop::EventLoopOptions loop;
-  evloop::add_loop_flags(cli, loop);
+  evloop::add_loop_flags(cli.app(), loop);
 #if HANDOFF_HAVE_LIBPQ  // built without libpq (Debian libpq-dev), stage 05 has no upstream
   app::DbOptions db;
-  app::add_db_flags(cli, db);
+  app::add_db_flags(cli.app(), db);
 #endif
-  CLI11_PARSE(cli, argc, argv);
+  if (const auto exit = cli.parse(argc, argv)) return *exit;
   evloop::apply_loop_env(loop);
   server::apply_topology_env(options);
   options.event_loop = loop;

@@ -1,6 +1,8 @@
 // app/db_route: GET /db, two queries through the worker's upstream pool (chapter 04).
 #include "app/db_route.h"
 
+#include <CLI/CLI.hpp>
+
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <utility>

@@ -7,7 +7,6 @@
 // into the loop thread's statistics, so /stats shows them per worker.
 #pragma once
 
-#include <CLI/CLI.hpp>
 #include <string>
 
 #include "app/coroutine_handler.h"
@@ -17,6 +16,10 @@
 #include "stats/thread_stats.h"
 #include "upstream/pg_connection.h"
 #include "upstream/queue_pool.h"
+
+namespace CLI {
+class App;  // CLI11's parser; the flags' .cpp includes CLI11 itself
+}
 
 namespace handoff::app {
 

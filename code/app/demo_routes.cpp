@@ -1,6 +1,8 @@
 // app/demo_routes: the handlers every stage serves and every benchmark drives (chapter 01).
 #include "app/demo_routes.h"
 
+#include <nlohmann/json.hpp>
+
 #include <algorithm>
 #include <charconv>
 #include <chrono>

@@ -23,14 +23,37 @@ if(HANDOFF_SANITIZE)
   add_compile_definitions(HANDOFF_SANITIZED=1)
 endif()
 
-# Register every TEST_CASE of a Catch2 binary as a CTest test with `labels` and the default
-# TIMEOUT. catch_discover_tests(PROPERTIES ...) flattens a list of labels and drops what
-# follows, so the properties are set by a small script CTest runs after the discovery.
-function(_handoff_discover target prefix labels)
-  catch_discover_tests(${target} TEST_PREFIX "${prefix}" TEST_LIST ${target}_TESTS)
-  set(script ${CMAKE_CURRENT_BINARY_DIR}/${target}_properties.cmake)
-  file(WRITE ${script}
-    "set_tests_properties(\${${target}_TESTS} PROPERTIES LABELS \"${labels}\" TIMEOUT ${HANDOFF_TEST_TIMEOUT})\n")
+# A test's own code (the library it tests stays at -O2) is compiled at -O1 in the release
+# build: Catch2's assertions are large, and -O2 on them doubles the file's compile time for
+# nothing a test measures.
+function(handoff_test_defaults target)
+  handoff_target_defaults(${target})
+  target_compile_options(${target} PRIVATE $<$<CONFIG:RelWithDebInfo>:-O1>)
+endfunction()
+
+# Every Catch2 binary lists its TEST_CASE names once, right after it links
+# (catch_names.cmake); each registration then adds one CTest test per case when CTest starts
+# (catch_register.cmake.in), with its own prefix, labels, the default TIMEOUT and environment.
+# One binary can so be registered several times: a chapter's end-to-end tests run against
+# every later stage without being compiled again.
+function(_handoff_list_names target)
+  set(names ${PROJECT_BINARY_DIR}/test-names/${target}.cmake)
+  add_custom_command(TARGET ${target} POST_BUILD
+    COMMAND ${CMAKE_COMMAND} -DBINARY=$<TARGET_FILE:${target}> -DOUT=${names}
+            -P ${PROJECT_SOURCE_DIR}/code/cmake/catch_names.cmake
+    BYPRODUCTS ${names} VERBATIM)
+endfunction()
+
+# _handoff_register(TARGET <t> PREFIX <p> LABELS <l>... [ENVIRONMENT <VAR=value>...])
+function(_handoff_register)
+  cmake_parse_arguments(ARG "" "TARGET;PREFIX" "LABELS;ENVIRONMENT" ${ARGN})
+  set(names ${PROJECT_BINARY_DIR}/test-names/${ARG_TARGET}.cmake)
+  set(labels "${ARG_LABELS}")
+  set(env "${ARG_ENVIRONMENT}")
+  string(MAKE_C_IDENTIFIER "${ARG_PREFIX}" _id)
+  set(script ${CMAKE_CURRENT_BINARY_DIR}/register-${ARG_TARGET}-${_id}.cmake)
+  configure_file(${PROJECT_SOURCE_DIR}/code/cmake/catch_register.cmake.in ${script}.in @ONLY)
+  file(GENERATE OUTPUT ${script} INPUT ${script}.in)
   set_property(DIRECTORY APPEND PROPERTY TEST_INCLUDE_FILES ${script})
 endfunction()
 
@@ -43,59 +66,60 @@ function(add_component_test name)
   endif()
   add_executable(${name} ${ARG_UNPARSED_ARGUMENTS})
   target_link_libraries(${name} PRIVATE handoff handoff_catch_main)
-  handoff_target_defaults(${name})
+  handoff_test_defaults(${name})
   set(_labels ${ARG_LABELS})
   if(ARG_CHAPTER)
     list(APPEND _labels ch${ARG_CHAPTER})
   endif()
-  _handoff_discover(${name} "${name}: " "${_labels}")
+  _handoff_list_names(${name})
+  _handoff_register(TARGET ${name} PREFIX "${name}: " LABELS ${_labels})
 endfunction()
 
-# add_stage(<NN> <slug> [EARLIER <chapter-dir>...]) inside chapters/NN-slug: builds the
-# stage binary `handoff-NN` from stage.cpp and its end-to-end tests from tests/*.cpp, and
-# the attacks in tests/adversarial/*.cpp into a second test binary labelled `adversarial`
-# besides `stage`. The tests find the binary through the HANDOFF_STAGE_BINARY definition.
-# EARLIER names earlier chapters whose end-to-end tests must keep passing against this
-# stage: their tests are compiled again against this binary (tests every stage forever).
-function(_handoff_stage_tests nn slug bin suffix labels)
-  if(ARGN)
-    add_executable(${bin}-${suffix} ${ARGN})
-    target_link_libraries(${bin}-${suffix} PRIVATE handoff handoff_testkit handoff_catch_main)
-    target_compile_definitions(${bin}-${suffix} PRIVATE
-      HANDOFF_STAGE_BINARY="$<TARGET_FILE:${bin}>")
-    add_dependencies(${bin}-${suffix} ${bin})
-    handoff_target_defaults(${bin}-${suffix})
-    _handoff_discover(${bin}-${suffix} "${nn}-${slug}: " "${labels}")
-  endif()
-endfunction()
-
+# add_stage(<NN> <slug>) inside chapters/NN-slug: builds the stage binary `handoff-NN` from
+# stage.cpp; compiles this chapter's end-to-end tests (tests/*.cpp) once into handoff-NN-tests
+# and its attacks (tests/adversarial/*.cpp, labelled `adversarial` besides `stage`) into
+# handoff-NN-adversarial; and runs every chapter's test binaries so far against this stage.
+# So chapter 01's tests run against stages 01, 02, ... each registration named after the stage
+# it ran against ("05-stack-lock: serve: ...", labels `stage;ch05`), the binary chosen at run
+# time through HANDOFF_STAGE_BINARY (testkit/stage_process.h): every stage passes every earlier
+# chapter's tests forever, and each test source is compiled once. chapters/ adds the chapters
+# in order.
 function(add_stage nn slug)
-  cmake_parse_arguments(ARG "" "" "EARLIER" ${ARGN})
   set(bin handoff-${nn})
   add_executable(${bin} stage.cpp)
   target_link_libraries(${bin} PRIVATE handoff)
   handoff_target_defaults(${bin})
   set_target_properties(${bin} PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${PROJECT_BINARY_DIR}/bin)
-  set(_tests "")
-  set(_attacks "")
-  foreach(dir ${CMAKE_CURRENT_SOURCE_DIR} ${ARG_EARLIER})
-    if(NOT IS_ABSOLUTE ${dir})
-      set(dir ${PROJECT_SOURCE_DIR}/chapters/${dir})
+  foreach(kind tests adversarial)
+    set(_glob tests/*.cpp)
+    set(_extra "")
+    if(kind STREQUAL "adversarial")
+      set(_glob tests/adversarial/*.cpp)
+      set(_extra adversarial)
     endif()
-    file(GLOB _found CONFIGURE_DEPENDS ${dir}/tests/*.cpp)
-    list(APPEND _tests ${_found})
-    file(GLOB _found CONFIGURE_DEPENDS ${dir}/tests/adversarial/*.cpp)
-    list(APPEND _attacks ${_found})
+    file(GLOB _found CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/${_glob})
+    if(_found)
+      add_executable(${bin}-${kind} ${_found})
+      target_link_libraries(${bin}-${kind} PRIVATE handoff handoff_testkit handoff_catch_main)
+      handoff_test_defaults(${bin}-${kind})
+      _handoff_list_names(${bin}-${kind})
+      set_property(GLOBAL APPEND PROPERTY HANDOFF_STAGE_TESTS ${bin}-${kind})
+      set_property(GLOBAL PROPERTY HANDOFF_STAGE_TESTS_LABEL_${bin}-${kind} "${_extra}")
+    endif()
   endforeach()
-  _handoff_stage_tests(${nn} ${slug} ${bin} tests "stage;ch${nn}" ${_tests})
-  _handoff_stage_tests(${nn} ${slug} ${bin} adversarial "stage;adversarial;ch${nn}" ${_attacks})
+  get_property(_binaries GLOBAL PROPERTY HANDOFF_STAGE_TESTS)
+  foreach(t ${_binaries})
+    get_property(_extra GLOBAL PROPERTY HANDOFF_STAGE_TESTS_LABEL_${t})
+    _handoff_register(TARGET ${t} PREFIX "${nn}-${slug}: " LABELS stage ${_extra} ch${nn}
+                      ENVIRONMENT HANDOFF_STAGE_BINARY=$<TARGET_FILE:${bin}>)
+  endforeach()
 endfunction()
 
 # add_exercise(<NN> <slug> STARTER <src>... SOLUTION <src>... TESTS <src>...
 #              [TSAN] [STAGE <NN>] [MUTANTS <NAME>...]
 #              [MODEL <file.pml> [MODEL_MUTANTS <NAME>...]])
-# The same tests are built twice: against the solution (label `solution`, each TEST_CASE a
-# CTest test, must pass) and against the starter (label `exercise`, one CTest test over the
+# The same tests (compiled once) are linked twice: with the solution (label `solution`, each
+# TEST_CASE a CTest test, must pass) and with the starter (label `exercise`, one CTest test over the
 # whole binary, WILL_FAIL). The starter's run is excluded from the default run; CI runs it
 # (`ctest --preset exercises`) to prove the starter still fails, so an exercise can neither
 # be solved by accident nor go vacuous. A learner asks `exercises/status.py` (the target
@@ -103,7 +127,7 @@ endfunction()
 #   TSAN     builds starter, solution and mutants with ThreadSanitizer even in the release
 #            build (a race the tests provoke is then a failure on any processor); skipped
 #            under ASan, which cannot be combined with it.
-#   STAGE    the tests run stage NN's binary: HANDOFF_STAGE_BINARY names it.
+#   STAGE    the tests run stage NN's binary: the HANDOFF_STAGE_BINARY environment names it.
 #   MUTANTS  negative controls: the solution built again with -D<NAME>, which weakens it
 #            the way a learner might; each must fail the tests (label `solution`), or the
 #            tests do not grade what the exercise teaches. With TSAN, failing means a
@@ -125,55 +149,84 @@ function(add_exercise nn slug)
       set(_tsan_on TRUE)  # the whole build already is
     endif()
   endif()
+  set(_env)
+  if(ARG_STAGE)
+    set(_env HANDOFF_STAGE_BINARY=$<TARGET_FILE:handoff-${ARG_STAGE}>)
+  endif()
+  # What the starter and the solution share (the given files and the tests) is compiled once,
+  # into an object library; each variant compiles only its own file (a mutant, the solution's
+  # with its -D<NAME>).
+  set(_shared ${ARG_TESTS})
+  set(_own_starter)
+  foreach(src ${ARG_STARTER})
+    if(src IN_LIST ARG_SOLUTION)
+      list(APPEND _shared ${src})
+    else()
+      list(APPEND _own_starter ${src})
+    endif()
+  endforeach()
+  set(_own_solution)
+  foreach(src ${ARG_SOLUTION})
+    if(NOT src IN_LIST ARG_STARTER)
+      list(APPEND _own_solution ${src})
+    endif()
+  endforeach()
+  add_library(${base}-shared OBJECT ${_shared})
   set(_variants starter solution)
   if(_tsan_on OR NOT ARG_TSAN)
     foreach(m ${ARG_MUTANTS})
       list(APPEND _variants ${m})
     endforeach()
   endif()
-  foreach(kind ${_variants})
-    if(kind STREQUAL "starter" OR kind STREQUAL "solution")
-      string(TOUPPER ${kind} KIND)
-      set(target ${base}-${kind})
-      set(_srcs ${ARG_${KIND}})
-    else()
-      string(TOLOWER ${kind} _lower)
+  foreach(target ${base}-shared ${_variants})
+    if(target STREQUAL "starter" OR target STREQUAL "solution")
+      set(_srcs ${_own_${target}})
+      set(target ${base}-${target})
+    elseif(NOT target STREQUAL "${base}-shared")
+      string(TOLOWER ${target} _lower)
       string(REPLACE "_" "-" _lower ${_lower})
+      set(_srcs ${_own_solution})
       set(target ${base}-mutant-${_lower})
-      set(_srcs ${ARG_SOLUTION})
     endif()
-    add_executable(${target} ${_srcs} ${ARG_TESTS})
+    if(NOT target STREQUAL "${base}-shared")
+      add_executable(${target} ${_srcs})
+      target_link_libraries(${target} PRIVATE ${base}-shared)
+    endif()
     target_link_libraries(${target} PRIVATE handoff handoff_testkit handoff_catch_main)
     target_include_directories(${target} PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
-    handoff_target_defaults(${target})
+    handoff_test_defaults(${target})
     if(_tsan_flags)
       target_compile_options(${target} PRIVATE ${_tsan_flags})
       target_link_options(${target} PRIVATE -fsanitize=thread)
     endif()
-    if(ARG_STAGE)
-      target_compile_definitions(${target} PRIVATE HANDOFF_STAGE_BINARY="$<TARGET_FILE:handoff-${ARG_STAGE}>")
-      add_dependencies(${target} handoff-${ARG_STAGE})
+  endforeach()
+  foreach(m ${ARG_MUTANTS})
+    if(NOT m IN_LIST _variants)
+      continue()
     endif()
-    if(NOT kind STREQUAL "starter" AND NOT kind STREQUAL "solution")
-      target_compile_definitions(${target} PRIVATE ${kind})
-      set(_name "${base} (mutant ${kind}): the tests catch it")
-      add_test(NAME "${_name}" COMMAND ${target})
-      set_tests_properties("${_name}" PROPERTIES LABELS "solution;ch${nn}" TIMEOUT ${HANDOFF_TEST_TIMEOUT})
-      if(_tsan_on)
-        # Caught means a race reported, not any failure (a crash would pass WILL_FAIL too).
-        set_tests_properties("${_name}" PROPERTIES ENVIRONMENT "TSAN_OPTIONS=halt_on_error=1"
-          PASS_REGULAR_EXPRESSION "WARNING: ThreadSanitizer: data race")
-      else()
-        set_tests_properties("${_name}" PROPERTIES WILL_FAIL TRUE)
-      endif()
+    string(TOLOWER ${m} _lower)
+    string(REPLACE "_" "-" _lower ${_lower})
+    set(target ${base}-mutant-${_lower})
+    target_compile_definitions(${target} PRIVATE ${m})
+    set(_name "${base} (mutant ${m}): the tests catch it")
+    add_test(NAME "${_name}" COMMAND ${target})
+    set_tests_properties("${_name}" PROPERTIES LABELS "solution;ch${nn}" TIMEOUT ${HANDOFF_TEST_TIMEOUT})
+    if(_tsan_on)
+      # Caught means a race reported, not any failure (a crash would pass WILL_FAIL too).
+      set_tests_properties("${_name}" PROPERTIES ENVIRONMENT "TSAN_OPTIONS=halt_on_error=1;${_env}"
+        PASS_REGULAR_EXPRESSION "WARNING: ThreadSanitizer: data race")
+    else()
+      set_tests_properties("${_name}" PROPERTIES WILL_FAIL TRUE ENVIRONMENT "${_env}")
     endif()
   endforeach()
   set_property(GLOBAL APPEND PROPERTY HANDOFF_EXERCISE_STARTERS ${base}-starter)
-  _handoff_discover(${base}-solution "${base} (solution): " "solution;ch${nn}")
+  _handoff_list_names(${base}-solution)
+  _handoff_register(TARGET ${base}-solution PREFIX "${base} (solution): " LABELS solution ch${nn}
+                    ENVIRONMENT ${_env})
   add_test(NAME "${base} (starter): still fails until solved"
            COMMAND ${base}-starter)
   set_tests_properties("${base} (starter): still fails until solved" PROPERTIES
-    LABELS "exercise;ch${nn}" WILL_FAIL TRUE TIMEOUT ${HANDOFF_TEST_TIMEOUT})
+    LABELS "exercise;ch${nn}" WILL_FAIL TRUE TIMEOUT ${HANDOFF_TEST_TIMEOUT} ENVIRONMENT "${_env}")
   if(ARG_MODEL)
     _handoff_model_test("${base} (solution): the model finds no counterexample" ${ARG_MODEL}
       ${CMAKE_CURRENT_SOURCE_DIR}/solution "" "solution;model;ch${nn}" FALSE)

@@ -1,6 +1,8 @@
 // evloop/loop_flags: the command-line switches of the worker's callback loop (chapter 04).
 #include "evloop/loop_flags.h"
 
+#include <CLI/CLI.hpp>
+
 #include <cstdlib>
 #include <map>
 #include <string>

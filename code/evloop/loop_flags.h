@@ -4,9 +4,12 @@
 // binary in one session.
 #pragma once
 
-#include <CLI/CLI.hpp>
 
 #include "evloop/event_loop.h"
+
+namespace CLI {
+class App;  // CLI11's parser; the flags' .cpp includes CLI11 itself
+}
 
 namespace handoff::evloop {
 

@@ -2,6 +2,8 @@
 // (chapter 02), and between the ring pools' wake policies (chapter 03).
 #include "pool/ring_flags.h"
 
+#include <CLI/CLI.hpp>
+
 #include <algorithm>
 #include <cstdlib>
 #include <memory>

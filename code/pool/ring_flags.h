@@ -7,10 +7,13 @@
 
 #include <string>
 
-#include <CLI/CLI.hpp>
 
 #include "pool/handler_pool.h"
 #include "pool/ring_pool.h"
+
+namespace CLI {
+class App;  // CLI11's parser; the flags' .cpp includes CLI11 itself
+}
 
 namespace handoff::pool {
 

@@ -1,6 +1,8 @@
 // server/options: the core flags every stage binary takes (chapter 01).
 #include "server/options.h"
 
+#include <CLI/CLI.hpp>
+
 #include <cstdlib>
 #include <map>
 #include <string>

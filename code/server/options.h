@@ -7,12 +7,15 @@
 #include <optional>
 #include <string>
 
-#include <CLI/CLI.hpp>
 
 #include "app/coroutine_handler.h"
 #include "evloop/event_loop.h"
 #include "http/request_parser.h"
 #include "stack/network_stack.h"
+
+namespace CLI {
+class App;  // CLI11's parser; the flags' .cpp includes CLI11 itself
+}
 
 namespace handoff::server {
 

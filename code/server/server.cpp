@@ -2,6 +2,8 @@
 // (chapter 01).
 #include "server/server.h"
 
+#include <nlohmann/json.hpp>
+
 #include <signal.h>
 
 #include <cstdio>
@@ -44,7 +46,8 @@ Server::Server(ServerOptions options, const app::Router& router, stats::Registry
     // sockets, all accepted from one listener, left in its stack.
     const bool one_stack = pool_topology && options_.stack == StackPlacement::shared;
     for (auto& w : workers_) {
-      if (stacks_.empty() || !one_stack) stacks_.push_back(std::make_unique<stack::NetworkStack>(*options_.stack_model));
+      if (stacks_.empty() || !one_stack)
+        stacks_.push_back(std::make_unique<stack::NetworkStack>(*options_.stack_model));
       w->send_through(stacks_.back().get());
     }
   }

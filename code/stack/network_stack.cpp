@@ -2,6 +2,8 @@
 // (chapter 05).
 #include "stack/network_stack.h"
 
+#include <nlohmann/json.hpp>
+
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -85,7 +87,8 @@ void NetworkStack::transmit_deferred(void* self, std::uint64_t socket, std::uint
   auto* stack = static_cast<NetworkStack*>(self);
   const auto packet = static_cast<std::uint32_t>(packet_and_len >> 32);
   const auto len = static_cast<std::uint32_t>(packet_and_len);
-  stack->transmit(*reinterpret_cast<StackSocket*>(socket), reinterpret_cast<const char*>(stack->pool_.data(packet)), len);
+  stack->transmit(*reinterpret_cast<StackSocket*>(socket), reinterpret_cast<const char*>(stack->pool_.data(packet)),
+                  len);
   stack->pool_.release_locked(packet);
 }
 

@@ -37,7 +37,7 @@
 #include <cstdint>
 #include <string>
 
-#include <nlohmann/json.hpp>
+#include <nlohmann/json_fwd.hpp>
 
 #include "stack/packet_pool.h"
 #include "stack/stack_lock.h"

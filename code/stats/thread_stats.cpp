@@ -1,6 +1,8 @@
 // stats/thread_stats: per-thread counters and CPU, readable from any thread (chapter 01).
 #include "stats/thread_stats.h"
 
+#include <nlohmann/json.hpp>
+
 #include <cstdio>
 
 #include "stats/thread_cpu.h"

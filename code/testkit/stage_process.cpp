@@ -17,6 +17,18 @@
 
 namespace handoff::testkit {
 
+std::string stage_binary() {
+  const char* path = std::getenv("HANDOFF_STAGE_BINARY");
+  if (path == nullptr || *path == '\0')
+    throw std::runtime_error(
+        "HANDOFF_STAGE_BINARY is not set: run this test through ctest, or set it to a stage binary "
+        "(build/release/bin/handoff-NN)");
+  if (::access(path, X_OK) != 0)
+    throw std::runtime_error(std::string("HANDOFF_STAGE_BINARY=") + path +
+                             " is not an executable file: build that stage first");
+  return path;
+}
+
 StageProcess::StageProcess(const std::string& binary, std::vector<std::string> args,
                            std::chrono::milliseconds ready_within) {
   bool has_port = false;

@@ -13,6 +13,12 @@
 
 namespace handoff::testkit {
 
+/// The stage binary an end-to-end test runs against: the environment's HANDOFF_STAGE_BINARY,
+/// which CTest sets per registration, so one test binary serves every later stage (chapter 05's
+/// run of chapter 01's tests is `05-stack-lock: ...`). Throws, naming the variable, when it is
+/// unset or names no executable file.
+std::string stage_binary();
+
 class StageProcess {
  public:
   /// Start `binary` with `args` (plus `--port 0` unless args name a port) and wait up to

@@ -21,13 +21,14 @@ using handoff::testkit::dispatch_args;
 using handoff::testkit::elapsed_ms;
 using handoff::testkit::get;
 using handoff::testkit::repeat;
+using handoff::testkit::stage_binary;
 using handoff::testkit::StageProcess;
 using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
 
 TEST_CASE("stage 01: a connection reads again once its output backlog drains", "[stage][ch01]") {
   const std::string dispatch = GENERATE("inline", "pool");
-  StageProcess stage(HANDOFF_STAGE_BINARY, dispatch_args(dispatch));
+  StageProcess stage(stage_binary(), dispatch_args(dispatch));
   Client c(stage.port());
   const std::string stream = get("/stream?chunks=10000");
   // Inline, 40 answers (~6.4 MB) back up the output far past the budget; the pool's path
@@ -53,7 +54,7 @@ TEST_CASE("stage 01: a connection reads again once its output backlog drains", "
 
 TEST_CASE("stage 01: a head read while the server is not reading is not timed", "[stage][ch01]") {
   const std::string dispatch = GENERATE("inline", "pool");
-  StageProcess stage(HANDOFF_STAGE_BINARY,
+  StageProcess stage(stage_binary(),
                      dispatch_args(dispatch, {"--header-timeout-ms", "300", "--max-pipeline", "2"}));
   Client c(stage.port());
   // Two slow requests fill the pipeline, so the server stops reading; the start of a third
@@ -71,7 +72,7 @@ TEST_CASE("stage 01: a head read while the server is not reading is not timed", 
 
 TEST_CASE("stage 01: a head that never completes behind pipelined work gets one 408, then nothing", "[stage][ch01]") {
   const std::string dispatch = GENERATE("inline", "pool");
-  StageProcess stage(HANDOFF_STAGE_BINARY, dispatch_args(dispatch, {"--header-timeout-ms", "300"}));
+  StageProcess stage(stage_binary(), dispatch_args(dispatch, {"--header-timeout-ms", "300"}));
   Client c(stage.port());
   constexpr int kRequests = 200;
   c.send(repeat(get("/sleep?ms=4"), kRequests) + "GET / HTTP/1.1\r\nHost: t\r\n");
@@ -96,7 +97,7 @@ TEST_CASE("stage 01: a head that never completes behind pipelined work gets one 
 
 TEST_CASE("stage 01: a request that finishes inside the drain timeout is answered", "[stage][ch01]") {
   const std::string dispatch = GENERATE("inline", "pool");
-  StageProcess stage(HANDOFF_STAGE_BINARY, dispatch_args(dispatch, {"--drain-timeout-ms", "1000"}));
+  StageProcess stage(stage_binary(), dispatch_args(dispatch, {"--drain-timeout-ms", "1000"}));
   Client c(stage.port());
   c.send(get("/sleep?ms=1500"));
   std::this_thread::sleep_for(800ms);
@@ -108,7 +109,7 @@ TEST_CASE("stage 01: a request that finishes inside the drain timeout is answere
 }
 
 TEST_CASE("stage 01: shutdown ends at the drain deadline with jobs still queued", "[stage][ch01]") {
-  StageProcess stage(HANDOFF_STAGE_BINARY, dispatch_args("pool", {"--drain-timeout-ms", "500", "--stats"}));
+  StageProcess stage(stage_binary(), dispatch_args("pool", {"--drain-timeout-ms", "500", "--stats"}));
   std::vector<std::unique_ptr<Client>> clients;
   for (int i = 0; i < 6; ++i) {
     clients.push_back(std::make_unique<Client>(stage.port()));
@@ -125,7 +126,7 @@ TEST_CASE("stage 01: shutdown ends at the drain deadline with jobs still queued"
 }
 
 TEST_CASE("stage 01: a streaming handler does not hold the exit past the drain deadline", "[stage][ch01]") {
-  StageProcess stage(HANDOFF_STAGE_BINARY, dispatch_args("pool", {"--drain-timeout-ms", "500"}));
+  StageProcess stage(stage_binary(), dispatch_args("pool", {"--drain-timeout-ms", "500"}));
   Client c(stage.port());
   c.send(get("/stream?chunks=1000&ms=10"));  // ten seconds of chunks
   REQUIRE(c.await_bytes(1));
@@ -138,7 +139,7 @@ TEST_CASE("stage 01: a streaming handler does not hold the exit past the drain d
 }
 
 TEST_CASE("stage 01: an inline handler running at SIGTERM does not hold the exit", "[stage][ch01]") {
-  StageProcess stage(HANDOFF_STAGE_BINARY, dispatch_args("inline", {"--drain-timeout-ms", "500"}));
+  StageProcess stage(stage_binary(), dispatch_args("inline", {"--drain-timeout-ms", "500"}));
   Client c(stage.port());
   c.send(get("/sleep?ms=4000"));
   std::this_thread::sleep_for(200ms);  // the loop thread is inside the handler
@@ -150,7 +151,7 @@ TEST_CASE("stage 01: an inline handler running at SIGTERM does not hold the exit
 }
 
 TEST_CASE("stage 01: a route that never blocks is answered at once while the pool is saturated", "[stage][ch01]") {
-  StageProcess stage(HANDOFF_STAGE_BINARY, dispatch_args("pool"));
+  StageProcess stage(stage_binary(), dispatch_args("pool"));
   std::vector<std::unique_ptr<Client>> slow;
   for (int i = 0; i < 16; ++i) {
     slow.push_back(std::make_unique<Client>(stage.port()));
@@ -172,7 +173,7 @@ TEST_CASE("stage 01: a route that never blocks is answered at once while the poo
 }
 
 TEST_CASE("stage 01: one connection's pipeline takes only its share of a busy pool", "[stage][ch01]") {
-  StageProcess stage(HANDOFF_STAGE_BINARY, dispatch_args("pool"));
+  StageProcess stage(stage_binary(), dispatch_args("pool"));
   Client greedy(stage.port());
   greedy.send(repeat(get("/sleep?ms=50"), 40));  // one second of work for 2 threads
   std::this_thread::sleep_for(100ms);
@@ -187,7 +188,7 @@ TEST_CASE("stage 01: one connection's pipeline takes only its share of a busy po
 
 TEST_CASE("stage 01: nothing is written after an answer that closes the connection", "[stage][ch01]") {
   const std::string dispatch = GENERATE("inline", "pool");
-  StageProcess stage(HANDOFF_STAGE_BINARY, dispatch_args(dispatch));
+  StageProcess stage(stage_binary(), dispatch_args(dispatch));
   Client c(stage.port());
   // An HTTP/1.0 stream ends with the connection, so it cannot keep alive, even when asked;
   // the request behind it is read, and must not be answered into that body.

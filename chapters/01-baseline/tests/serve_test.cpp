@@ -11,6 +11,7 @@
 #include "testkit/stage_process.h"
 
 using handoff::testkit::Client;
+using handoff::testkit::stage_binary;
 using handoff::testkit::StageProcess;
 using namespace std::chrono_literals;
 
@@ -25,7 +26,7 @@ const std::string kGet = "GET / HTTP/1.1\r\nHost: t\r\n\r\n";
 
 TEST_CASE("stage 01: keep-alive serves many requests on one connection", "[stage][ch01]") {
   const std::string dispatch = GENERATE("inline", "pool");
-  StageProcess stage(HANDOFF_STAGE_BINARY, args_for(dispatch));
+  StageProcess stage(stage_binary(), args_for(dispatch));
   Client c(stage.port());
   for (int i = 0; i < 20; ++i) {
     c.send(kGet);
@@ -39,7 +40,7 @@ TEST_CASE("stage 01: keep-alive serves many requests on one connection", "[stage
 
 TEST_CASE("stage 01: three pipelined requests in one write are answered in order", "[stage][ch01]") {
   const std::string dispatch = GENERATE("inline", "pool");
-  StageProcess stage(HANDOFF_STAGE_BINARY, args_for(dispatch));
+  StageProcess stage(stage_binary(), args_for(dispatch));
   Client c(stage.port());
   // The slow one first: with two pool threads the later ones finish earlier, and must wait.
   c.send("GET /sleep?ms=150 HTTP/1.1\r\nHost: t\r\n\r\nGET /json HTTP/1.1\r\nHost: t\r\n\r\n" + kGet);
@@ -54,7 +55,7 @@ TEST_CASE("stage 01: three pipelined requests in one write are answered in order
 
 TEST_CASE("stage 01: pipelined requests sent one byte at a time are answered", "[stage][ch01]") {
   const std::string dispatch = GENERATE("inline", "pool");
-  StageProcess stage(HANDOFF_STAGE_BINARY, args_for(dispatch));
+  StageProcess stage(stage_binary(), args_for(dispatch));
   Client c(stage.port());
   c.send_bytewise("POST /echo HTTP/1.1\r\nHost: t\r\nContent-Length: 5\r\n\r\nhello" + kGet);
   auto a = c.read_response(), b = c.read_response();
@@ -66,7 +67,7 @@ TEST_CASE("stage 01: pipelined requests sent one byte at a time are answered", "
 
 TEST_CASE("stage 01: chunked request bodies, HEAD and a chunked streaming response", "[stage][ch01]") {
   const std::string dispatch = GENERATE("inline", "pool");
-  StageProcess stage(HANDOFF_STAGE_BINARY, args_for(dispatch));
+  StageProcess stage(stage_binary(), args_for(dispatch));
   Client c(stage.port());
   c.send("POST /echo HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n2\r\nde\r\n0\r\n\r\n");
   auto echo = c.read_response();
@@ -92,7 +93,7 @@ TEST_CASE("stage 01: chunked request bodies, HEAD and a chunked streaming respon
 
 TEST_CASE("stage 01: Expect: 100-continue gets an interim 100 before the body is sent", "[stage][ch01]") {
   const std::string dispatch = GENERATE("inline", "pool");
-  StageProcess stage(HANDOFF_STAGE_BINARY, args_for(dispatch));
+  StageProcess stage(stage_binary(), args_for(dispatch));
   Client c(stage.port());
   c.send("POST /echo HTTP/1.1\r\nHost: t\r\nContent-Length: 4\r\nExpect: 100-continue\r\n\r\n");
   auto interim = c.read_response();
@@ -106,7 +107,7 @@ TEST_CASE("stage 01: Expect: 100-continue gets an interim 100 before the body is
 }
 
 TEST_CASE("stage 01: HTTP/1.0 closes unless asked to keep alive, and Connection: close closes", "[stage][ch01]") {
-  StageProcess stage(HANDOFF_STAGE_BINARY, args_for("pool"));
+  StageProcess stage(stage_binary(), args_for("pool"));
   {
     Client c(stage.port());
     c.send("GET / HTTP/1.0\r\n\r\n");
@@ -133,7 +134,7 @@ TEST_CASE("stage 01: HTTP/1.0 closes unless asked to keep alive, and Connection:
 
 TEST_CASE("stage 01: every bad input gets its status, then a clean close, and the server serves on", "[stage][ch01]") {
   const std::string dispatch = GENERATE("inline", "pool");
-  StageProcess stage(HANDOFF_STAGE_BINARY, args_for(dispatch, {"--max-body", "1000"}));
+  StageProcess stage(stage_binary(), args_for(dispatch, {"--max-body", "1000"}));
   struct Case {
     std::string bytes;
     int status;
@@ -170,7 +171,7 @@ TEST_CASE("stage 01: every bad input gets its status, then a clean close, and th
 }
 
 TEST_CASE("stage 01: a request behind a bad one on the same connection is not answered", "[stage][ch01]") {
-  StageProcess stage(HANDOFF_STAGE_BINARY, args_for("pool"));
+  StageProcess stage(stage_binary(), args_for("pool"));
   Client c(stage.port());
   c.send(kGet + "BROKEN\r\n\r\n" + kGet);
   auto first = c.read_response();
@@ -184,7 +185,7 @@ TEST_CASE("stage 01: a request behind a bad one on the same connection is not an
 
 TEST_CASE("stage 01: concurrent clients each get their own answers", "[stage][ch01]") {
   const std::string dispatch = GENERATE("inline", "pool");
-  StageProcess stage(HANDOFF_STAGE_BINARY, args_for(dispatch));
+  StageProcess stage(stage_binary(), args_for(dispatch));
   std::atomic<int> ok{0};
   std::vector<std::thread> clients;
   for (int t = 0; t < 8; ++t) {
@@ -203,7 +204,7 @@ TEST_CASE("stage 01: concurrent clients each get their own answers", "[stage][ch
 }
 
 TEST_CASE("stage 01: a client that never finishes its head is answered 408 and closed", "[stage][ch01]") {
-  StageProcess stage(HANDOFF_STAGE_BINARY, args_for("pool", {"--header-timeout-ms", "300"}));
+  StageProcess stage(stage_binary(), args_for("pool", {"--header-timeout-ms", "300"}));
   Client slow(stage.port());
   slow.send("GET / HTTP/1.1\r\nHost: t\r\n");
   auto r = slow.read_response(3000ms);
@@ -216,7 +217,7 @@ TEST_CASE("stage 01: a client that never finishes its head is answered 408 and c
 }
 
 TEST_CASE("stage 01: an idle keep-alive connection is closed after the idle timeout", "[stage][ch01]") {
-  StageProcess stage(HANDOFF_STAGE_BINARY, args_for("inline", {"--idle-timeout-ms", "300"}));
+  StageProcess stage(stage_binary(), args_for("inline", {"--idle-timeout-ms", "300"}));
   Client c(stage.port());
   c.send(kGet);
   REQUIRE(c.read_response());
@@ -224,7 +225,7 @@ TEST_CASE("stage 01: an idle keep-alive connection is closed after the idle time
 }
 
 TEST_CASE("stage 01: SIGTERM drains: requests already read are answered, then exit 0", "[stage][ch01]") {
-  StageProcess stage(HANDOFF_STAGE_BINARY, args_for("pool"));
+  StageProcess stage(stage_binary(), args_for("pool"));
   Client busy(stage.port());
   busy.send("GET /stream?chunks=3&ms=200 HTTP/1.1\r\nHost: t\r\n\r\n");
   Client idle(stage.port());
@@ -241,7 +242,7 @@ TEST_CASE("stage 01: SIGTERM drains: requests already read are answered, then ex
 }
 
 TEST_CASE("stage 01: /stats reports the loop and pool threads with their CPU", "[stage][ch01]") {
-  StageProcess stage(HANDOFF_STAGE_BINARY, args_for("pool"));
+  StageProcess stage(stage_binary(), args_for("pool"));
   Client c(stage.port());
   for (int i = 0; i < 10; ++i) {
     c.send(kGet);
@@ -257,7 +258,7 @@ TEST_CASE("stage 01: /stats reports the loop and pool threads with their CPU", "
 
 TEST_CASE("stage 01: a client that sends its request and shuts its side is answered, then closed", "[stage][ch01]") {
   const std::string dispatch = GENERATE("inline", "pool");
-  StageProcess stage(HANDOFF_STAGE_BINARY, args_for(dispatch));
+  StageProcess stage(stage_binary(), args_for(dispatch));
   Client c(stage.port());
   c.send(kGet + kGet);
   c.shutdown_write();  // the request and the EOF arrive together

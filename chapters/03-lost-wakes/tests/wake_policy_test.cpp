@@ -15,6 +15,7 @@
 
 using handoff::testkit::Client;
 using handoff::testkit::get;
+using handoff::testkit::stage_binary;
 using handoff::testkit::StageProcess;
 using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
@@ -43,7 +44,7 @@ nlohmann::json loop_counters(int port) {
 TEST_CASE("stage 03: every wake policy serves pipelined requests in order", "[stage][ch03]") {
   const std::string wake = GENERATE("shared", "chained", "elastic");
   INFO("--pool-wake " << wake);
-  StageProcess stage(HANDOFF_STAGE_BINARY, wake_args(wake, 4));
+  StageProcess stage(stage_binary(), wake_args(wake, 4));
   Client c(stage.port());
   // The slow one first: the later ones finish earlier on other threads, and must wait.
   c.send(get("/sleep?ms=100") + get("/json") + get("/") + get("/sleep?ms=0"));
@@ -61,7 +62,7 @@ TEST_CASE("stage 03: every wake policy serves pipelined requests in order", "[st
 TEST_CASE("stage 03: every wake policy serves concurrent clients, each its own answers", "[stage][ch03]") {
   const std::string wake = GENERATE("shared", "chained", "elastic");
   INFO("--pool-wake " << wake);
-  StageProcess stage(HANDOFF_STAGE_BINARY, wake_args(wake, 4));
+  StageProcess stage(stage_binary(), wake_args(wake, 4));
   std::atomic<int> ok{0};
   std::vector<std::thread> clients;
   for (int t = 0; t < 8; ++t) {
@@ -80,7 +81,7 @@ TEST_CASE("stage 03: every wake policy serves concurrent clients, each its own a
 }
 
 TEST_CASE("stage 03: /stats carries the elastic pool's counters", "[stage][ch03]") {
-  StageProcess stage(HANDOFF_STAGE_BINARY, wake_args("elastic", 2));
+  StageProcess stage(stage_binary(), wake_args("elastic", 2));
   Client c(stage.port());
   for (int i = 0; i < 5; ++i) {
     std::this_thread::sleep_for(20ms);  // both threads park between requests
@@ -100,7 +101,7 @@ TEST_CASE("stage 03: a fast request behind two slow ones on four threads is answ
   // threads busy and two parked: submit wakes nobody (rule 2), and only the loop's age check
   // (rule 3) starts a parked thread for it. Without the age check it would wait for a slow
   // one (about 500 ms more); that negative control is the component test's.
-  StageProcess stage(HANDOFF_STAGE_BINARY, wake_args("elastic", 4));
+  StageProcess stage(stage_binary(), wake_args("elastic", 4));
   Client slow1(stage.port()), slow2(stage.port()), fast(stage.port());
   slow1.send(get("/sleep?ms=800"));
   slow2.send(get("/sleep?ms=800"));
@@ -119,7 +120,7 @@ TEST_CASE("stage 03: a fast request behind two slow ones on four threads is answ
 }
 
 TEST_CASE("stage 03: --pool-wake shared is chapter 02's pool, which has no age check", "[stage][ch03]") {
-  StageProcess stage(HANDOFF_STAGE_BINARY, wake_args("shared", 4));
+  StageProcess stage(stage_binary(), wake_args("shared", 4));
   Client slow1(stage.port()), slow2(stage.port()), fast(stage.port());
   slow1.send(get("/sleep?ms=300"));
   slow2.send(get("/sleep?ms=300"));
@@ -138,7 +139,7 @@ TEST_CASE("stage 03: --pool-age-us 0 switches rule 3 off, so a fast request behi
   // slow request's thread comes back (the 500 ms sleeps below), and the loop counts no age wake.
   auto args = wake_args("elastic", 4);
   args.insert(args.end(), {"--pool-age-us", "0"});
-  StageProcess stage(HANDOFF_STAGE_BINARY, args);
+  StageProcess stage(stage_binary(), args);
   Client slow1(stage.port()), slow2(stage.port()), fast(stage.port());
   slow1.send(get("/sleep?ms=500"));
   slow2.send(get("/sleep?ms=500"));

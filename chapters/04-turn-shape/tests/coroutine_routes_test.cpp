@@ -18,6 +18,7 @@ using handoff::testkit::Client;
 using handoff::testkit::dispatch_args;
 using handoff::testkit::elapsed_ms;
 using handoff::testkit::get;
+using handoff::testkit::stage_binary;
 using handoff::testkit::StageProcess;
 using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
@@ -25,7 +26,7 @@ using Clock = std::chrono::steady_clock;
 TEST_CASE("stage 04: /async/work and /async/sleep answer under both turn shapes", "[stage][ch04]") {
   const std::string turn = GENERATE("generation", "drain");
   INFO("--turn " << turn);
-  StageProcess stage(HANDOFF_STAGE_BINARY, dispatch_args("pool", {"--turn", turn}));
+  StageProcess stage(stage_binary(), dispatch_args("pool", {"--turn", turn}));
   Client c(stage.port());
   for (int i = 0; i < 20; ++i) {
     c.send(get("/async/work?us=50") + get("/async/sleep?ms=1"));
@@ -40,7 +41,7 @@ TEST_CASE("stage 04: /async/work and /async/sleep answer under both turn shapes"
 }
 
 TEST_CASE("stage 04: without a pool /async/work answers 503 and /async/sleep still sleeps", "[stage][ch04]") {
-  StageProcess stage(HANDOFF_STAGE_BINARY, {"--dispatch", "inline"});
+  StageProcess stage(stage_binary(), {"--dispatch", "inline"});
   Client c(stage.port());
   c.send(get("/async/work?us=50") + get("/async/sleep?ms=1"));
   auto work = c.read_response(), sleep = c.read_response();
@@ -54,7 +55,7 @@ TEST_CASE("stage 04: pipelined coroutine requests that finish out of order are a
           "[stage][ch04]") {
   const std::string turn = GENERATE("generation", "drain");
   INFO("--turn " << turn);
-  StageProcess stage(HANDOFF_STAGE_BINARY, dispatch_args("pool", {"--turn", turn}));
+  StageProcess stage(stage_binary(), dispatch_args("pool", {"--turn", turn}));
   Client c(stage.port());
   const auto start = Clock::now();
   // They finish last to first; the inline / in the middle finishes at once.
@@ -78,7 +79,7 @@ TEST_CASE("stage 04: pipelined coroutine requests that finish out of order are a
 
 TEST_CASE("stage 04: a client that closes while its coroutines wait leaves the server serving others",
           "[stage][ch04]") {
-  StageProcess stage(HANDOFF_STAGE_BINARY, dispatch_args("pool"));
+  StageProcess stage(stage_binary(), dispatch_args("pool"));
   {
     Client gone(stage.port());
     gone.send(get("/") + get("/async/sleep?ms=150") + get("/async/work?us=20000") + get("/async/sleep?ms=100"));
@@ -107,7 +108,7 @@ TEST_CASE("stage 04: a client that closes while its coroutines wait leaves the s
 }
 
 TEST_CASE("stage 04: SIGTERM waits for a coroutine in flight, which answers, then exit 0", "[stage][ch04]") {
-  StageProcess stage(HANDOFF_STAGE_BINARY, dispatch_args("pool"));
+  StageProcess stage(stage_binary(), dispatch_args("pool"));
   Client c(stage.port());
   c.send(get("/") + get("/async/sleep?ms=300") + get("/async/work?us=1000"));
   REQUIRE(c.read_response());  // the coroutines behind it were dispatched in the same pump
@@ -126,7 +127,7 @@ TEST_CASE("stage 04: SIGTERM waits for a coroutine in flight, which answers, the
 
 TEST_CASE("stage 04: a coroutine still waiting at the drain deadline is cancelled and the loop returns",
           "[stage][ch04]") {
-  StageProcess stage(HANDOFF_STAGE_BINARY, dispatch_args("pool", {"--drain-timeout-ms", "200"}));
+  StageProcess stage(stage_binary(), dispatch_args("pool", {"--drain-timeout-ms", "200"}));
   Client c(stage.port());
   c.send(get("/") + get("/async/sleep?ms=20000"));
   REQUIRE(c.read_response());

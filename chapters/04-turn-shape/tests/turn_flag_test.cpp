@@ -15,6 +15,7 @@
 
 using handoff::testkit::Client;
 using handoff::testkit::get;
+using handoff::testkit::stage_binary;
 using handoff::testkit::StageProcess;
 
 namespace {
@@ -38,7 +39,7 @@ TEST_CASE("stage 04: both turn shapes serve pipelined inline and pooled requests
   const std::string turn = GENERATE("generation", "drain");
   const std::string dispatch = GENERATE("inline", "pool");
   INFO("--turn " << turn << " --dispatch " << dispatch);
-  StageProcess stage(HANDOFF_STAGE_BINARY,
+  StageProcess stage(stage_binary(),
                      {"--turn", turn, "--dispatch", dispatch, "--blocking-threads", "2", "--pool-all-routes"});
   Client c(stage.port());
   c.send(get("/sleep?ms=50") + get("/json") + get("/"));
@@ -53,6 +54,6 @@ TEST_CASE("stage 04: both turn shapes serve pipelined inline and pooled requests
 }
 
 TEST_CASE("stage 04: an unknown --turn is refused at start", "[stage][ch04]") {
-  CHECK_THROWS_AS(StageProcess(HANDOFF_STAGE_BINARY, {"--turn", "sideways"}, std::chrono::seconds(5)),
+  CHECK_THROWS_AS(StageProcess(stage_binary(), {"--turn", "sideways"}, std::chrono::seconds(5)),
                   std::runtime_error);
 }

@@ -22,6 +22,7 @@
 using handoff::testkit::Client;
 using handoff::testkit::get;
 using handoff::testkit::repeat;
+using handoff::testkit::stage_binary;
 using handoff::testkit::StageProcess;
 using handoff::testkit::Watchdog;
 using namespace std::chrono_literals;
@@ -52,7 +53,7 @@ nlohmann::json stats_of(int port) {
 TEST_CASE("stage 05: through one shared stack, eight clients on four workers each get exactly their own answers",
           "[stage][ch05]") {
   Watchdog dog(60s, "shared stack end to end");
-  StageProcess stage(HANDOFF_STAGE_BINARY,
+  StageProcess stage(stage_binary(),
                      {"--topology", "pool", "--stack", "shared", "--workers", "4", "--dispatch", "inline"});
   constexpr int kClients = 8;
   constexpr int kRounds = 150;
@@ -101,7 +102,7 @@ TEST_CASE("stage 05: through one shared stack, eight clients on four workers eac
 
 TEST_CASE("stage 05: through one shared stack, a client that never reads leaves the others served", "[stage][ch05]") {
   Watchdog dog(60s, "shared stack with a hog");
-  StageProcess stage(HANDOFF_STAGE_BINARY, {"--topology", "pool", "--stack", "shared", "--workers", "2",
+  StageProcess stage(stage_binary(), {"--topology", "pool", "--stack", "shared", "--workers", "2",
                                             "--dispatch", "inline", "--drain-timeout-ms", "1000"});
   const long before = stage.rss_kib();
   Client hog(stage.port());

@@ -19,6 +19,7 @@
 
 using handoff::testkit::Client;
 using handoff::testkit::get;
+using handoff::testkit::stage_binary;
 using handoff::testkit::StageProcess;
 
 namespace {
@@ -67,7 +68,7 @@ TEST_CASE(
     "[stage][ch05]") {
   const std::string dispatch = GENERATE("inline", "pool");
   INFO("--dispatch " << dispatch);
-  StageProcess stage(HANDOFF_STAGE_BINARY, {"--topology", "pool", "--workers", "2", "--dispatch", dispatch,
+  StageProcess stage(stage_binary(), {"--topology", "pool", "--workers", "2", "--dispatch", dispatch,
                                             "--blocking-threads", "2", "--pool-all-routes"});
   const auto stats = ten_answered_then_stats(stage.port());
   CHECK(per_loop(stats, "conns_adopted", 2) == std::vector<std::uint64_t>{5, 5});
@@ -79,7 +80,7 @@ TEST_CASE(
 
 TEST_CASE("stage 05: HANDOFF_TOPOLOGY=pool overrides the default shard topology", "[stage][ch05]") {
   ScopedEnv env("HANDOFF_TOPOLOGY", "pool");
-  StageProcess stage(HANDOFF_STAGE_BINARY, {"--workers", "2"});
+  StageProcess stage(stage_binary(), {"--workers", "2"});
   const auto stats = ten_answered_then_stats(stage.port());
   CHECK(per_loop(stats, "conns_adopted", 2) == std::vector<std::uint64_t>{5, 5});
   CHECK(per_loop(stats, "accepts", 2) == std::vector<std::uint64_t>{10, 0});
@@ -89,7 +90,7 @@ TEST_CASE("stage 05: the default shard topology accepts on every worker's own li
           "[stage][ch05]") {
   // The kernel's SO_REUSEPORT hash spreads the connections: no split is asserted, only that
   // each worker adopted what it accepted itself.
-  StageProcess stage(HANDOFF_STAGE_BINARY, {"--workers", "2"});
+  StageProcess stage(stage_binary(), {"--workers", "2"});
   const auto stats = ten_answered_then_stats(stage.port());
   const auto accepts = per_loop(stats, "accepts", 2);
   CHECK(per_loop(stats, "conns_adopted", 2) == accepts);
@@ -99,7 +100,7 @@ TEST_CASE("stage 05: the default shard topology accepts on every worker's own li
 
 TEST_CASE("stage 05: --stack per-worker without Onload says own-stack=no once and serves as before", "[stage][ch05]") {
   const std::string topology = GENERATE("shard", "pool");
-  StageProcess stage(HANDOFF_STAGE_BINARY, {"--stack", "per-worker", "--workers", "2", "--topology", topology});
+  StageProcess stage(stage_binary(), {"--stack", "per-worker", "--workers", "2", "--topology", topology});
   const auto stats = ten_answered_then_stats(stage.port());
   CHECK(per_loop(stats, "stack_moves", 2) == std::vector<std::uint64_t>{0, 0});
   const std::string err = stage.stderr_text();
@@ -111,8 +112,8 @@ TEST_CASE("stage 05: --stack per-worker without Onload says own-stack=no once an
 }
 
 TEST_CASE("stage 05: an unknown --topology or --stack is refused at start", "[stage][ch05]") {
-  CHECK_THROWS_AS(StageProcess(HANDOFF_STAGE_BINARY, {"--topology", "mesh"}, std::chrono::seconds(5)),
+  CHECK_THROWS_AS(StageProcess(stage_binary(), {"--topology", "mesh"}, std::chrono::seconds(5)),
                   std::runtime_error);
-  CHECK_THROWS_AS(StageProcess(HANDOFF_STAGE_BINARY, {"--stack", "per-thread"}, std::chrono::seconds(5)),
+  CHECK_THROWS_AS(StageProcess(stage_binary(), {"--stack", "per-thread"}, std::chrono::seconds(5)),
                   std::runtime_error);
 }

@@ -8,6 +8,7 @@
 
 #include <catch2/catch.hpp>
 #include <chrono>
+#include <nlohmann/json.hpp>
 #include <string>
 
 #include "app/router.h"

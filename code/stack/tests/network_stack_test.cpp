@@ -15,6 +15,7 @@
 #include <memory>
 #include <cerrno>
 #include <chrono>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <thread>
 #include <vector>

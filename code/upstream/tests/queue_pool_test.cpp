@@ -124,7 +124,7 @@ TEST_CASE(
 
 TEST_CASE(
     "queue pool: a burst of check-ins in one turn, before the woken waiters run, fills the idle queue "
-    "and closes the overflow; the same check-ins one per turn close nothing",
+    "and closes the overflow, while the same check-ins one per turn close nothing",
     "[queue_pool][ch04]") {
   Watchdog dog(10s, "queue pool waiters and bursts");
   const bool burst = GENERATE(true, false);

@@ -13,6 +13,7 @@
 #include "testkit/watchdog.h"
 
 using handoff::testkit::Client;
+using handoff::testkit::stage_binary;
 using handoff::testkit::StageProcess;
 using namespace std::chrono_literals;
 
@@ -45,7 +46,7 @@ Counts measure(const std::string& dispatch) {
   handoff::testkit::Watchdog dog(30s, "a burst of requests against stage 01 --dispatch " + dispatch);
   // --pool-all-routes: GET / never blocks, so pool dispatch would otherwise run it on the
   // loop; this exercise prices the hand-off, so every route crosses it.
-  StageProcess stage(HANDOFF_STAGE_BINARY,
+  StageProcess stage(stage_binary(),
                      {"--dispatch", dispatch, "--pool-all-routes", "--blocking-threads", "2", "--workers", "1"});
   Client c(stage.port());
   const std::string get = "GET / HTTP/1.1\r\nHost: t\r\n\r\n";

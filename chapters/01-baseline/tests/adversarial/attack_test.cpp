@@ -25,6 +25,7 @@ using handoff::testkit::dispatch_args;
 using handoff::testkit::elapsed_ms;
 using handoff::testkit::get;
 using handoff::testkit::repeat;
+using handoff::testkit::stage_binary;
 using handoff::testkit::StageProcess;
 using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
@@ -50,7 +51,7 @@ void served(int port) {
 
 TEST_CASE("stage 01: slow heads on many connections are cut at the header timeout while others are served",
           "[stage][adversarial][ch01]") {
-  StageProcess stage(HANDOFF_STAGE_BINARY, dispatch_args("inline", {"--header-timeout-ms", "300"}));
+  StageProcess stage(stage_binary(), dispatch_args("inline", {"--header-timeout-ms", "300"}));
   std::vector<std::unique_ptr<Client>> slow;
   for (int i = 0; i < 50; ++i) slow.push_back(std::make_unique<Client>(stage.port()));
   const std::string head = "GET / HTTP/1.1\r\nHost: t\r\nX-Slow: aaaaaaaaaaaaaaaaaaaa\r\n";
@@ -69,7 +70,7 @@ TEST_CASE("stage 01: slow heads on many connections are cut at the header timeou
 
 TEST_CASE("stage 01: a body that stops arriving is answered 408 at the idle timeout", "[stage][adversarial][ch01]") {
   const std::string dispatch = GENERATE("inline", "pool");
-  StageProcess stage(HANDOFF_STAGE_BINARY, dispatch_args(dispatch, {"--idle-timeout-ms", "300"}));
+  StageProcess stage(stage_binary(), dispatch_args(dispatch, {"--idle-timeout-ms", "300"}));
   Client c(stage.port());
   c.send("POST /echo HTTP/1.1\r\nHost: t\r\nContent-Length: 100\r\n\r\n");
   for (int i = 0; i < 5; ++i) {  // a slow drip keeps it alive ...
@@ -88,7 +89,7 @@ TEST_CASE("stage 01: a body that stops arriving is answered 408 at the idle time
 TEST_CASE("stage 01: a client that never reads cannot make the server hold unbounded output",
           "[stage][adversarial][ch01]") {
   const std::string dispatch = GENERATE("inline", "pool");
-  StageProcess stage(HANDOFF_STAGE_BINARY, dispatch_args(dispatch));
+  StageProcess stage(stage_binary(), dispatch_args(dispatch));
   served(stage.port());
   const long before = stage.rss_kib();
   Client hog(stage.port());
@@ -109,7 +110,7 @@ TEST_CASE("stage 01: a client that never reads cannot make the server hold unbou
 
 TEST_CASE("stage 01: clients that reset mid-request leave the server serving", "[stage][adversarial][ch01]") {
   const std::string dispatch = GENERATE("inline", "pool");
-  StageProcess stage(HANDOFF_STAGE_BINARY, dispatch_args(dispatch));
+  StageProcess stage(stage_binary(), dispatch_args(dispatch));
   for (int i = 0; i < 10; ++i) {
     Client c(stage.port());
     switch (i % 3) {
@@ -137,7 +138,7 @@ TEST_CASE("stage 01: clients that reset mid-request leave the server serving", "
 }
 
 TEST_CASE("stage 01: a saturated pool still answers routes that never block at once", "[stage][adversarial][ch01]") {
-  StageProcess stage(HANDOFF_STAGE_BINARY, dispatch_args("pool"));
+  StageProcess stage(stage_binary(), dispatch_args("pool"));
   std::vector<std::unique_ptr<Client>> slow;
   for (int i = 0; i < 16; ++i) {
     slow.push_back(std::make_unique<Client>(stage.port()));
@@ -158,7 +159,7 @@ TEST_CASE("stage 01: a saturated pool still answers routes that never block at o
 TEST_CASE("stage 01: SIGTERM under pipelined load answers whole or closes, and never truncates",
           "[stage][adversarial][ch01]") {
   const std::string dispatch = GENERATE("inline", "pool");
-  StageProcess stage(HANDOFF_STAGE_BINARY, dispatch_args(dispatch, {"--drain-timeout-ms", "2000"}));
+  StageProcess stage(stage_binary(), dispatch_args(dispatch, {"--drain-timeout-ms", "2000"}));
   constexpr int kClients = 8;
   std::atomic<int> started{0}, truncated{0}, bad{0}, answered{0};
   std::vector<std::thread> clients;
@@ -227,7 +228,7 @@ TEST_CASE("stage 01: out of descriptors, accept backs off instead of spinning, a
   return;
 #endif
   // prlimit execs the stage with a descriptor limit small enough to run out.
-  StageProcess stage("/usr/bin/prlimit", {"--nofile=32:32", HANDOFF_STAGE_BINARY, "--dispatch", "inline"});
+  StageProcess stage("/usr/bin/prlimit", {"--nofile=32:32", stage_binary(), "--dispatch", "inline"});
   std::vector<std::unique_ptr<Client>> crowd;
   for (int i = 0; i < 48; ++i) crowd.push_back(std::make_unique<Client>(stage.port()));
   std::this_thread::sleep_for(300ms);  // the loop has hit EMFILE by now

@@ -26,6 +26,7 @@ using handoff::testkit::Client;
 using handoff::testkit::elapsed_ms;
 using handoff::testkit::get;
 using handoff::testkit::PgMonitor;
+using handoff::testkit::stage_binary;
 using handoff::testkit::StageProcess;
 using handoff::testkit::Watchdog;
 using namespace std::chrono_literals;
@@ -77,7 +78,7 @@ long sessions_when_gone(PgMonitor& m) {
 TEST_CASE("stage 04 with --pg: /db answers both queries on one pooled connection, reused by the next request",
           "[stage][ch04][postgres]") {
   Watchdog dog(30s, "/db answers");
-  StageProcess stage(HANDOFF_STAGE_BINARY, db_args("4", "2"));
+  StageProcess stage(stage_binary(), db_args("4", "2"));
   Client c(stage.port());
   c.send(get("/db?n=41"));
   auto first = c.read_response();
@@ -106,7 +107,7 @@ TEST_CASE("stage 04 with --pg: 30 concurrent clients on a pool of 4 + 2 never ho
           "[stage][ch04][postgres]") {
   Watchdog dog(60s, "30 clients on 4 + 2");
   PgMonitor m;
-  StageProcess stage(HANDOFF_STAGE_BINARY, db_args("4", "2"));
+  StageProcess stage(stage_binary(), db_args("4", "2"));
   constexpr int kClients = 30, kEach = 10;
   std::atomic<int> ok{0}, bad{0}, running{kClients};
   std::vector<std::thread> clients;
@@ -146,7 +147,7 @@ TEST_CASE("stage 04 with --pg: 30 concurrent clients on a pool of 4 + 2 never ho
 TEST_CASE("stage 04 with --pg: /stats counts a checkout that timed out, which /db answers 503",
           "[stage][ch04][postgres]") {
   Watchdog dog(30s, "/db timeout");
-  StageProcess stage(HANDOFF_STAGE_BINARY, db_args("1", "0", {"--pg-timeout-ms", "100"}));
+  StageProcess stage(stage_binary(), db_args("1", "0", {"--pg-timeout-ms", "100"}));
   Client slow(stage.port()), late(stage.port());
   slow.send(get("/db?sleep_ms=1000"));
   std::this_thread::sleep_for(200ms);  // the slow one holds the only connection
@@ -169,7 +170,7 @@ TEST_CASE("stage 04 with --pg: a client that closes mid-query leaves its connect
           "[stage][ch04][postgres]") {
   Watchdog dog(30s, "client gone mid-query");
   PgMonitor m;
-  StageProcess stage(HANDOFF_STAGE_BINARY, db_args("4", "2"));
+  StageProcess stage(stage_binary(), db_args("4", "2"));
   {
     Client gone(stage.port());
     gone.send(get("/db?sleep_ms=300"));
@@ -199,7 +200,7 @@ TEST_CASE("stage 04 with --pg: SIGTERM waits for a query in flight, which answer
           "[stage][ch04][postgres]") {
   Watchdog dog(30s, "drain with a query in flight");
   PgMonitor m;
-  StageProcess stage(HANDOFF_STAGE_BINARY, db_args("4", "2"));
+  StageProcess stage(stage_binary(), db_args("4", "2"));
   Client c(stage.port());
   c.send(get("/db?sleep_ms=400&n=1"));
   std::this_thread::sleep_for(150ms);  // connected, and the first statement in flight
@@ -219,7 +220,7 @@ TEST_CASE("stage 04 with --pg: a query still running at the drain deadline is cu
           "[stage][ch04][postgres]") {
   Watchdog dog(30s, "drain deadline mid-query");
   PgMonitor m;
-  StageProcess stage(HANDOFF_STAGE_BINARY, db_args("4", "2", {"--drain-timeout-ms", "200"}));
+  StageProcess stage(stage_binary(), db_args("4", "2", {"--drain-timeout-ms", "200"}));
   Client c(stage.port());
   c.send(get("/db?sleep_ms=2000"));
   std::this_thread::sleep_for(150ms);

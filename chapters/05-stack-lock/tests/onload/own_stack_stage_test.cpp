@@ -20,6 +20,7 @@
 
 using handoff::testkit::Client;
 using handoff::testkit::get;
+using handoff::testkit::stage_binary;
 using handoff::testkit::StageProcess;
 
 namespace {
@@ -50,7 +51,7 @@ TEST_CASE(
   {
     ScopedEnv preload("LD_PRELOAD", HANDOFF_FAKE_ONLOAD);  // the child only: this process has started
     stage = std::make_unique<StageProcess>(
-        HANDOFF_STAGE_BINARY, std::vector<std::string>{"--topology", "pool", "--workers", "2", "--stack", stack});
+        stage_binary(), std::vector<std::string>{"--topology", "pool", "--workers", "2", "--stack", stack});
   }
   std::vector<std::unique_ptr<Client>> clients;
   for (int i = 0; i < 10; ++i) {
