@@ -145,7 +145,14 @@ nlohmann::json Registry::to_json() const {
   std::lock_guard lock(mu_);
   nlohmann::json arr = nlohmann::json::array();
   for (const auto& t : threads_) arr.push_back(t.to_json());
-  return nlohmann::json{{"threads", arr}};
+  nlohmann::json out = sections_;
+  out["threads"] = std::move(arr);
+  return out;
+}
+
+void Registry::set_section(const std::string& key, nlohmann::json value) {
+  std::lock_guard lock(mu_);
+  sections_[key] = std::move(value);
 }
 
 std::string Registry::summary() const {

@@ -116,14 +116,19 @@ class ThreadStats {
 class Registry {
  public:
   ThreadStats& add(std::string name, std::string role);
-  /// {"threads":[...]} with each thread's CPU, counters and µs of CPU per request.
+  /// {"threads":[...]} with each thread's CPU, counters and µs of CPU per request, and
+  /// beside it each section set below.
   nlohmann::json to_json() const;
+  /// Set (or replace) a top-level section of to_json() that is not a thread's: what a
+  /// component says of its state (chapter 04's "upstream"). Any thread.
+  void set_section(const std::string& key, nlohmann::json value);
   /// A human summary for --stats at exit.
   std::string summary() const;
 
  private:
   mutable std::mutex mu_;
   std::deque<ThreadStats> threads_;
+  nlohmann::json sections_ = nlohmann::json::object();  // guarded by mu_
 };
 
 }  // namespace handoff::stats
