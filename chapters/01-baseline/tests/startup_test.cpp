@@ -105,7 +105,7 @@ TEST_CASE("stage 01: a port this user may not bind is one line and exit 77", "[s
 }
 
 #ifndef HANDOFF_SANITIZED  // a sanitizer's runtime needs descriptors of its own
-TEST_CASE("stage 01: a system call that fails at start (no descriptor for the socket) is one line and exit 71",
+TEST_CASE("stage 01: a system call that fails at start (out of descriptors) is one line and exit 71",
           "[stage][ch01]") {
   // Four descriptors: stdin, stdout, stderr and one, which the loader borrows for each
   // library and the listener then keeps; the next (epoll's, an eventfd) is refused.
