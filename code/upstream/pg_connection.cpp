@@ -30,9 +30,17 @@ std::string PgConnection::try_connect_once(const std::string& conninfo, int time
   }
   if (conn != nullptr) PQfinish(conn);
   // libpq's message may span lines (one per address tried, a hint): one line, as a log wants.
-  std::replace(why.begin(), why.end(), '\n', ' ');
-  while (!why.empty() && why.back() == ' ') why.pop_back();
-  return why;
+  std::string line;
+  for (const char c : why) {
+    const bool space = c == '\n' || c == '\t' || c == ' ';
+    if (!space) {
+      line += c;
+    } else if (!line.empty() && line.back() != ' ') {
+      line += ' ';
+    }
+  }
+  while (!line.empty() && line.back() == ' ') line.pop_back();
+  return line;
 }
 
 PgConnection::~PgConnection() {
