@@ -25,7 +25,6 @@ int main(int argc, char** argv) {
   CLI11_PARSE(cli, argc, argv);
   // Past the flags, a start that fails says one line and exits with its status (README.md).
   return server::exit_on_start_failure([&] {
-
     stats::Registry registry;
     app::Router router;
     app::add_demo_routes(router, registry);

@@ -38,9 +38,9 @@ net::Listener open_listener(const net::ListenAddress& address, bool reuse_port) 
     const std::string step = e.what();
     const std::string reason = e.code().message();
     const bool bind = step.rfind("bind", 0) == 0;
-    throw StartFailure(exit_status_for_errno(e.code().value()),
-                       "cannot listen on " + address.text() + ": " + (bind ? "" : step.substr(0, step.find(':')) + ": ") +
-                           reason);
+    throw StartFailure(
+        exit_status_for_errno(e.code().value()),
+        "cannot listen on " + address.text() + ": " + (bind ? "" : step.substr(0, step.find(':')) + ": ") + reason);
   }
 }
 }  // namespace
@@ -76,7 +76,8 @@ Server::Server(ServerOptions options, const app::Router& router, stats::Registry
     // sockets, all accepted from one listener, left in its stack.
     const bool one_stack = pool_topology && options_.stack == StackPlacement::shared;
     for (auto& w : workers_) {
-      if (stacks_.empty() || !one_stack) stacks_.push_back(std::make_unique<stack::NetworkStack>(*options_.stack_model));
+      if (stacks_.empty() || !one_stack)
+        stacks_.push_back(std::make_unique<stack::NetworkStack>(*options_.stack_model));
       w->send_through(stacks_.back().get());
     }
   }

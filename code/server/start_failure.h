@@ -16,17 +16,17 @@ namespace handoff::server {
 /// manager or a script can tell the classes apart. (The flag parser's own refusals keep
 /// CLI11's statuses, 100-115: 105 for a value out of range, 109 for an unknown flag.)
 enum class ExitStatus : int {
-  ok = 0,                 ///< served, then drained on SIGINT/SIGTERM
-  usage = 64,             ///< EX_USAGE: a value the flags took that the start cannot use (`--host 300.1.1.1`,
-                          ///< an environment override with an unknown value)
-  no_host = 68,           ///< EX_NOHOST: a host name the resolver does not know
-  unavailable = 69,       ///< EX_UNAVAILABLE: the address is taken or not this machine's (EADDRINUSE,
-                          ///< EADDRNOTAVAIL, EAFNOSUPPORT: no IPv6)
-  internal = 70,          ///< EX_SOFTWARE: anything else thrown at start (a bug: please report the line)
-  os_error = 71,          ///< EX_OSERR: another system call failed at start (socket, listen, eventfd, a
-                          ///< thread, an Onload call)
-  no_permission = 77,     ///< EX_NOPERM: a port this user may not bind (EACCES, EPERM)
-  config = 78,            ///< EX_CONFIG: a configuration file that cannot be read (chapter 06)
+  ok = 0,              ///< served, then drained on SIGINT/SIGTERM
+  usage = 64,          ///< EX_USAGE: a value the flags took that the start cannot use (`--host 300.1.1.1`,
+                       ///< an environment override with an unknown value)
+  no_host = 68,        ///< EX_NOHOST: a host name the resolver does not know
+  unavailable = 69,    ///< EX_UNAVAILABLE: the address is taken or not this machine's (EADDRINUSE,
+                       ///< EADDRNOTAVAIL, EAFNOSUPPORT: no IPv6)
+  internal = 70,       ///< EX_SOFTWARE: anything else thrown at start (a bug: please report the line)
+  os_error = 71,       ///< EX_OSERR: another system call failed at start (socket, listen, eventfd, a
+                       ///< thread, an Onload call)
+  no_permission = 77,  ///< EX_NOPERM: a port this user may not bind (EACCES, EPERM)
+  config = 78,         ///< EX_CONFIG: a configuration file that cannot be read (chapter 06)
 };
 
 /// A failed start: the line to print (without the `handoff: ` prefix), and its status.

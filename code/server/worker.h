@@ -181,7 +181,7 @@ class Worker final : public pool::FrameSink, evloop::PollHooks {
   // Chapter 05.
   int index_;
   stack::NetworkStack* stack_ = nullptr;  // chapter 05: see send_through()
-  net::OnloadExt onload_;  // looked up at start_loop(), only with options.stack = per_worker
+  net::OnloadExt onload_;                 // looked up at start_loop(), only with options.stack = per_worker
   bool own_stack_ = false;
   std::vector<Worker*> accept_targets_;  // the pool topology's acceptor: whom it hands to
   std::size_t next_target_ = 0;

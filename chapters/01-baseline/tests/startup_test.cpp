@@ -9,8 +9,8 @@
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <fstream>
-#include <thread>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "net/listener.h"
@@ -54,8 +54,7 @@ int unprivileged_port_start() {
 }
 }  // namespace
 
-TEST_CASE("stage 01: a port already in use is one line naming the address and exit 69, not an abort",
-          "[stage][ch01]") {
+TEST_CASE("stage 01: a port already in use is one line naming the address and exit 69, not an abort", "[stage][ch01]") {
   const auto taken = handoff::net::Listener::open("127.0.0.1", 0, false);
   const std::string port = std::to_string(taken.port());
   const std::string workers = GENERATE("1", "2");  // 2: SO_REUSEPORT, which a plain listener does not share
@@ -105,12 +104,11 @@ TEST_CASE("stage 01: a port this user may not bind is one line and exit 77", "[s
 }
 
 #ifndef HANDOFF_SANITIZED  // a sanitizer's runtime needs descriptors of its own
-TEST_CASE("stage 01: a system call that fails at start (out of descriptors) is one line and exit 71",
-          "[stage][ch01]") {
+TEST_CASE("stage 01: a system call that fails at start (out of descriptors) is one line and exit 71", "[stage][ch01]") {
   // Four descriptors: stdin, stdout, stderr and one, which the loader borrows for each
   // library and the listener then keeps; the next (epoll's, an eventfd) is refused.
-  const FinishedRun run = run_to_exit(HANDOFF_STAGE_BINARY, {"--port", "0"}, 10s,
-                                      {"/bin/sh", "-c", "ulimit -n 4 && exec \"$0\" \"$@\""});
+  const FinishedRun run =
+      run_to_exit(HANDOFF_STAGE_BINARY, {"--port", "0"}, 10s, {"/bin/sh", "-c", "ulimit -n 4 && exec \"$0\" \"$@\""});
   INFO("stderr: " << run.err);
   REQUIRE(run.status.has_value());
   CHECK(*run.status == 71);
@@ -121,8 +119,7 @@ TEST_CASE("stage 01: a system call that fails at start (out of descriptors) is o
 }
 #endif
 
-TEST_CASE("stage 01: over IPv6 loopback it prints a bracketed address, serves and drains to exit 0",
-          "[stage][ch01]") {
+TEST_CASE("stage 01: over IPv6 loopback it prints a bracketed address, serves and drains to exit 0", "[stage][ch01]") {
   if (!has_ipv6_loopback()) {
     WARN("no IPv6 loopback (::1) on this machine");
     return;

@@ -53,7 +53,9 @@ TEST_CASE("start_failure: every class of error thrown at start is one line and i
     std::string line;
   };
   const std::vector<Case> cases{
-      {[]() -> int { throw StartFailure(ExitStatus::unavailable, "cannot listen on 127.0.0.1:8080: Address already in use"); },
+      {[]() -> int {
+         throw StartFailure(ExitStatus::unavailable, "cannot listen on 127.0.0.1:8080: Address already in use");
+       },
        69, "handoff: cannot listen on 127.0.0.1:8080: Address already in use\n"},
       {[]() -> int { throw std::system_error(EMFILE, std::generic_category(), "eventfd"); }, 71,
        "handoff: cannot start: eventfd: Too many open files\n"},
