@@ -47,7 +47,7 @@ import tomllib
 HERE = os.path.dirname(os.path.abspath(__file__))
 RULES = os.path.join(HERE, "rules.toml")
 NGINX_CONF = os.path.join(HERE, "..", "peers", "nginx.conf.in")
-READY_RE = re.compile(rb"handoff: listening on http://[^\s:]+:(\d+)")
+READY_RE = re.compile(rb"handoff: listening on http://(?:\[[^\]\s]+\]|[^\s:\[]+):(\d+)")  # [::1]:PORT too
 LEVELS = ("MUST", "SHOULD", "MAY")
 
 PAUSE_S = 0.15        # between the parts of a request sent in pieces
@@ -134,14 +134,14 @@ def final_count(spec: list[str]) -> int:
     return max(1, sum(1 for s in spec if not s.startswith("1")))
 
 
-def exchange(port: int, parts: list[bytes], expected_finals: int) -> dict:
+def exchange(host: str, port: int, parts: list[bytes], expected_finals: int) -> dict:
     """Send the parts, read until the server closes or has answered and gone quiet."""
     wire = b"".join(parts)
     methods = request_methods(wire)
     data = b""
     closed = False
     start = time.monotonic()
-    with socket.create_connection(("127.0.0.1", port), timeout=DEADLINE_S) as s:
+    with socket.create_connection((host, port), timeout=DEADLINE_S) as s:
         s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         for i, part in enumerate(parts):
             if i > 0:
@@ -241,12 +241,12 @@ def expand(text: str) -> str:
     return re.sub(r"\{(.)\*(\d+)\}", lambda m: m.group(1) * int(m.group(2)), text)
 
 
-def run_rules(port: int, rules: list[dict]) -> list[dict]:
+def run_rules(host: str, port: int, rules: list[dict]) -> list[dict]:
     out = []
     for r in rules:
         req = r["request"]
         parts = [expand(p).encode("latin-1") for p in (req if isinstance(req, list) else [req])]
-        got = exchange(port, parts, final_count(r["expect"]["status"]))
+        got = exchange(host, port, parts, final_count(r["expect"]["status"]))
         holds, why = judge(r, got)
         out.append({**got, "holds": holds, "why": why})
     return out
@@ -255,8 +255,9 @@ def run_rules(port: int, rules: list[dict]) -> list[dict]:
 # ---------------------------------------------------------------- servers
 
 class Server:
-    def __init__(self, argv: list[str], port: int | None, tmp: str | None = None) -> None:
+    def __init__(self, argv: list[str], port: int | None, tmp: str | None = None, host: str = "127.0.0.1") -> None:
         self.tmp = tmp
+        self.host = host
         self.proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                                      start_new_session=True, cwd=tmp or None)
         self.port = port if port is not None else self._read_port()
@@ -275,7 +276,7 @@ class Server:
         deadline = time.monotonic() + START_S
         while time.monotonic() < deadline:
             try:
-                socket.create_connection(("127.0.0.1", self.port), timeout=1).close()
+                socket.create_connection((self.host, self.port), timeout=1).close()
                 return
             except OSError:
                 time.sleep(0.05)
@@ -296,8 +297,8 @@ class Server:
             shutil.rmtree(self.tmp, ignore_errors=True)
 
 
-def start_stage(binary: str) -> Server:
-    return Server([binary, "--port", "0"], None)
+def start_stage(binary: str, host: str = "127.0.0.1") -> Server:
+    return Server([binary, "--host", host, "--port", "0"], None, host=host)
 
 
 def free_port() -> int:
@@ -320,7 +321,7 @@ def start_nginx(nginx: str) -> Server:
 
 def measure(server: Server, rules: list[dict]) -> list[dict]:
     try:
-        return run_rules(server.port, rules)
+        return run_rules(server.host, server.port, rules)
     finally:
         server.stop()
 
@@ -359,7 +360,7 @@ def self_test(rules: list[dict]) -> int:
     rules = [r for r in rules if r["id"] in must_break + must_keep]
     listener, _ = yes_server()
     try:
-        results = dict(zip((r["id"] for r in rules), run_rules(listener.getsockname()[1], rules)))
+        results = dict(zip((r["id"] for r in rules), run_rules("127.0.0.1", listener.getsockname()[1], rules)))
     finally:
         listener.close()
     wrong = [i for i in must_break if results[i]["holds"]] + [i for i in must_keep if not results[i]["holds"]]
@@ -388,6 +389,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("mode", choices=["check", "table", "self-test"])
     ap.add_argument("--binary", help="the stage binary (started with --port 0)")
+    ap.add_argument("--host", default="127.0.0.1", help="the stage's --host, and where the rules connect (::1: IPv6)")
     ap.add_argument("--nginx", default="/usr/sbin/nginx", help="nginx, for `table`")
     ap.add_argument("--rules", default=RULES)
     ap.add_argument("--only", help="run only rules whose id matches this regex")
@@ -401,7 +403,7 @@ def main() -> int:
         ap.error("check and table need --binary and --out")
     if args.only:
         rules = [r for r in rules if re.search(args.only, r["id"])]
-    servers = {"handoff": measure(start_stage(args.binary), rules)}
+    servers = {"handoff": measure(start_stage(args.binary, args.host), rules)}
     if args.mode == "table":
         servers["nginx"] = measure(start_nginx(args.nginx), rules)
     write(args.out, rules, servers)

@@ -14,12 +14,14 @@ int main(int argc, char** argv) {
   server::ServerOptions options;
   server::add_core_flags(cli.app(), options);
   if (const auto exit = cli.parse(argc, argv)) return *exit;
-
-  stats::Registry registry;
-  app::Router router;
-  app::add_demo_routes(router, registry);
-  server::Server server(options, router, registry,
-                        [](const pool::PoolConfig& config) { return std::make_unique<pool::DatagramPool>(config); });
-  return server::run_until_signal(server, registry);
+  // Past the flags, a start that fails says one line and exits with its status (README.md).
+  return server::exit_on_start_failure([&] {
+    stats::Registry registry;
+    app::Router router;
+    app::add_demo_routes(router, registry);
+    server::Server server(options, router, registry,
+                          [](const pool::PoolConfig& config) { return std::make_unique<pool::DatagramPool>(config); });
+    return server::run_until_signal(server, registry);
+  });
 }
 // [stage01.main]

@@ -16,11 +16,13 @@ int main(int argc, char** argv) {
   pool::RingChoice ring;
   pool::add_ring_flags(cli.app(), ring);
   if (const auto exit = cli.parse(argc, argv)) return *exit;
-
-  stats::Registry registry;
-  app::Router router;
-  app::add_demo_routes(router, registry);
-  server::Server server(options, router, registry, pool::ring_pool_factory(ring));
-  return server::run_until_signal(server, registry);
+  // Past the flags, a start that fails says one line and exits with its status (README.md).
+  return server::exit_on_start_failure([&] {
+    stats::Registry registry;
+    app::Router router;
+    app::add_demo_routes(router, registry);
+    server::Server server(options, router, registry, pool::ring_pool_factory(ring));
+    return server::run_until_signal(server, registry);
+  });
 }
 // [stage02.main]

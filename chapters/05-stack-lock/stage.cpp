@@ -36,21 +36,25 @@ int main(int argc, char** argv) {
   app::add_db_flags(cli.app(), db);
 #endif
   if (const auto exit = cli.parse(argc, argv)) return *exit;
-  evloop::apply_loop_env(loop);
-  server::apply_topology_env(options);
-  options.event_loop = loop;
+  // Past the flags, a start that fails says one line and exits with its status (README.md).
+  return server::exit_on_start_failure([&] {
+    evloop::apply_loop_env(loop);
+    server::apply_topology_env(options);
+    options.event_loop = loop;
 
-  stats::Registry registry;
-  app::Router router;
-  app::add_demo_routes(router, registry);
-  app::add_async_demo_routes(router);
+    stats::Registry registry;
+    app::Router router;
+    app::add_demo_routes(router, registry);
+    app::add_async_demo_routes(router);
 #if HANDOFF_HAVE_LIBPQ
-  if (!db.conninfo.empty()) {
-    options.worker_services = app::db_services(db);
-    app::add_db_route(router);
-  }
+    if (!db.conninfo.empty()) {
+      app::check_upstream_at_start(db, registry);  // unreachable: one warning line, and /stats says so
+      options.worker_services = app::db_services(db);
+      app::add_db_route(router);
+    }
 #endif
-  server::Server server(options, router, registry, pool::ring_pool_factory(ring));
-  return server::run_until_signal(server, registry);
+    server::Server server(options, router, registry, pool::ring_pool_factory(ring));
+    return server::run_until_signal(server, registry);
+  });
 }
 // [stage05.main]

@@ -3,6 +3,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include <cstdio>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <utility>
@@ -32,13 +33,63 @@ void add_db_flags(CLI::App& app, DbOptions& o) {
       ->default_str("30000");
 }
 
+void UpstreamStatus::reached(bool at_start) {
+  if (!at_start && reachable_.load(std::memory_order_relaxed)) return;  // nothing changes
+  std::lock_guard lock(mu_);
+  reachable_.store(true, std::memory_order_relaxed);
+  error_.clear();
+  publish(at_start);
+}
+
+void UpstreamStatus::unreachable(const std::string& error, bool at_start) {
+  std::lock_guard lock(mu_);
+  reachable_.store(false, std::memory_order_relaxed);
+  error_ = error;
+  publish(at_start);
+}
+
+std::string UpstreamStatus::error() const {
+  std::lock_guard lock(mu_);
+  return error_;
+}
+
+void UpstreamStatus::publish(bool at_start) {
+  nlohmann::json section{{"state", error_.empty() ? "reachable" : "unreachable"},
+                         {"since", at_start ? "start" : "a connect"}};
+  if (!error_.empty()) section["error"] = error_;
+  registry_.set_section("upstream", std::move(section));
+}
+
+void check_upstream_at_start(DbOptions& options, stats::Registry& registry) {
+  options.status = std::make_shared<UpstreamStatus>(registry);
+  const std::string why = upstream::PgConnection::try_connect_once(options.conninfo, 3);
+  if (why.empty()) {
+    options.status->reached(true);
+    return;
+  }
+  options.status->unreachable(why, true);
+  std::fprintf(stderr,
+               "handoff: warning: upstream unreachable at start: %s (the pools keep trying; /db answers 503 until one "
+               "connects)\n",
+               why.c_str());
+  std::fflush(stderr);
+}
+
 DbServices::DbServices(evloop::EventLoop& loop, stats::ThreadStats& loop_stats, const DbOptions& options)
     : loop_stats_(loop_stats),
+      status_(options.status),
       resolver_(loop),
       pool_(
           loop,
           [this, &loop, conninfo = options.conninfo](Pool::Served done) {
-            upstream::PgConnection::connect(loop, conninfo, std::move(done), &resolver_);
+            upstream::PgConnection::connect(
+                loop, conninfo,
+                [this, done = std::move(done)](std::unique_ptr<upstream::PgConnection> c, std::string error) {
+                  if (status_ && c) status_->reached();
+                  if (status_ && !c) status_->unreachable(error);
+                  done(std::move(c), std::move(error));
+                },
+                &resolver_);
           },
           options.pool) {}
 
@@ -126,6 +177,10 @@ void add_db_route(Router& router) {
         }
         http::Response r = co_await two_queries(db->pool(), query_number(req, "n", 1, 1'000'000),
                                                 query_number(req, "sleep_ms", 0, 30'000));
+        if (r.status == 503 && db->status() != nullptr) {
+          const std::string unreachable = db->status()->error();  // what /stats says, word for word
+          if (!unreachable.empty()) r = answer(503, "upstream unreachable: " + unreachable + "\n");
+        }
         db->publish();  // before the answer: a client that reads /stats next sees this request
         out.send(std::move(r));
       });

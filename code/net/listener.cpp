@@ -16,24 +16,29 @@ namespace {
 }  // namespace
 
 Listener Listener::open(const std::string& host, std::uint16_t port, bool reuse_port) {
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(port);
-  const std::string ip = (host == "localhost") ? "127.0.0.1" : host;
-  if (inet_pton(AF_INET, ip.c_str(), &addr.sin_addr) != 1) {
-    throw std::system_error(EINVAL, std::generic_category(), "bad IPv4 address: " + host);
-  }
+  return open(ListenAddress::resolve(host, port), reuse_port);
+}
+
+Listener Listener::open(const ListenAddress& address, bool reuse_port) {
   Listener l;
-  l.fd_.reset(::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
+  l.fd_.reset(::socket(address.storage.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
   if (!l.fd_) fail("socket");
   int one = 1;
   ::setsockopt(l.fd_.get(), SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
   if (reuse_port) ::setsockopt(l.fd_.get(), SOL_SOCKET, SO_REUSEPORT, &one, sizeof one);
-  if (::bind(l.fd_.get(), reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) fail("bind");
+  if (address.is_ipv6()) {
+    // Said explicitly, not left to net.ipv6.bindv6only: `::` takes IPv4 too where it may.
+    int v6only = address.is_ipv6_any() ? 0 : 1;
+    const bool set = ::setsockopt(l.fd_.get(), IPPROTO_IPV6, IPV6_V6ONLY, &v6only, sizeof v6only) == 0;
+    l.dual_stack_ = address.is_ipv6_any() && set;
+  }
+  if (::bind(l.fd_.get(), address.sockaddr_ptr(), address.length) != 0) fail("bind");
   if (::listen(l.fd_.get(), SOMAXCONN) != 0) fail("listen");
-  socklen_t len = sizeof addr;
-  ::getsockname(l.fd_.get(), reinterpret_cast<sockaddr*>(&addr), &len);
-  l.port_ = ntohs(addr.sin_port);
+  sockaddr_storage bound{};
+  socklen_t len = sizeof bound;
+  ::getsockname(l.fd_.get(), reinterpret_cast<sockaddr*>(&bound), &len);
+  l.port_ = bound.ss_family == AF_INET6 ? ntohs(reinterpret_cast<sockaddr_in6&>(bound).sin6_port)
+                                        : ntohs(reinterpret_cast<sockaddr_in&>(bound).sin_port);
   return l;
 }
 

@@ -1,12 +1,14 @@
 // net/listener: a non-blocking TCP listening socket and its accept (chapter 01).
-// Role: open the port every stage serves on and hand out accepted, non-blocking,
-// TCP_NODELAY connections; say when accept must back off for lack of descriptors.
+// Role: open the port every stage serves on (IPv4 or IPv6) and hand out accepted,
+// non-blocking, TCP_NODELAY connections; say when accept must back off for lack of
+// descriptors.
 #pragma once
 
 #include <cstdint>
 #include <string>
 
 #include "net/fd.h"
+#include "net/listen_address.h"
 
 namespace handoff::net {
 
@@ -14,8 +16,16 @@ class Listener {
  public:
   /// Bind and listen on host:port (port 0 picks a free one). With `reuse_port`, several
   /// listeners may share the port and the kernel spreads connections across them.
-  /// Throws std::system_error on failure.
+  /// Throws AddressError for a host that is no address, std::system_error (its what() the
+  /// call that failed: "socket", "bind", "listen") for the rest.
   static Listener open(const std::string& host, std::uint16_t port, bool reuse_port);
+  /// The same on an address already resolved. The IPv6 wildcard `::` is opened dual-stack
+  /// (IPV6_V6ONLY off: IPv4 clients arrive as ::ffff:a.b.c.d) where the kernel allows it,
+  /// else IPv6 only; every other IPv6 address is IPv6 only.
+  static Listener open(const ListenAddress& address, bool reuse_port);
+
+  /// Whether the socket accepts IPv4 clients as well as IPv6 ones (only `::`, as above).
+  bool dual_stack() const noexcept { return dual_stack_; }
 
   int fd() const noexcept { return fd_.get(); }
   std::uint16_t port() const noexcept { return port_; }
@@ -30,6 +40,7 @@ class Listener {
  private:
   Fd fd_;
   std::uint16_t port_ = 0;
+  bool dual_stack_ = false;
 };
 
 }  // namespace handoff::net

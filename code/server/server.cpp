@@ -10,11 +10,42 @@
 #include <cstdlib>
 #include <stdexcept>
 #include <string>
+#include <system_error>
 
 #include "net/onload_ext.h"
+#include "server/start_failure.h"
 #include "stats/thread_stats.h"
 
 namespace handoff::server {
+
+namespace {
+/// --host and --port as the address to bind, or the start's one line.
+net::ListenAddress resolve_listen_address(const std::string& host, std::uint16_t port) {
+  try {
+    return net::ListenAddress::resolve(host, port);
+  } catch (const net::AddressError& e) {
+    if (e.kind() == net::AddressError::Kind::unknown_host) {
+      throw StartFailure(ExitStatus::no_host, "cannot resolve host '" + host + "': " + e.reason());
+    }
+    throw StartFailure(ExitStatus::usage, "bad host '" + host + "': " + e.reason());
+  }
+}
+
+/// A listener on `address`, or the start's one line: `cannot listen on 127.0.0.1:8080:
+/// Address already in use` (the step named when it is not the bind).
+net::Listener open_listener(const net::ListenAddress& address, bool reuse_port) {
+  try {
+    return net::Listener::open(address, reuse_port);
+  } catch (const std::system_error& e) {
+    const std::string step = e.what();
+    const std::string reason = e.code().message();
+    const bool bind = step.rfind("bind", 0) == 0;
+    throw StartFailure(
+        exit_status_for_errno(e.code().value()),
+        "cannot listen on " + address.text() + ": " + (bind ? "" : step.substr(0, step.find(':')) + ": ") + reason);
+  }
+}
+}  // namespace
 
 // [server.topology]
 Server::Server(ServerOptions options, const app::Router& router, stats::Registry& registry, pool::PoolFactory make_pool)
@@ -28,15 +59,16 @@ Server::Server(ServerOptions options, const app::Router& router, stats::Registry
   if (options_.stack == StackPlacement::per_worker && !net::OnloadExt::lookup().available()) {
     std::fputs("handoff: own-stack=no (Onload not loaded)\n", stderr);  // once, here; the workers say nothing
   }
+  address_ = resolve_listen_address(options_.host, options_.port);
   for (int i = 0; i < options_.workers; ++i) {
     // shard: a listener per worker; the first picks the port (port 0 → a free one), the rest
     // share it. pool: one listener, the first worker's; the others are fed by hand_in().
     net::Listener listener;
-    if (i == 0 || !pool_topology) {
-      listener =
-          net::Listener::open(options_.host, i == 0 ? options_.port : port_, options_.workers > 1 && !pool_topology);
+    if (i == 0 || !pool_topology) listener = open_listener(address_, options_.workers > 1 && !pool_topology);
+    if (i == 0) {
+      address_.set_port(port_ = listener.port());
+      dual_stack_ = listener.dual_stack();
     }
-    if (i == 0) port_ = listener.port();
     std::unique_ptr<pool::HandlerPool> pool;
     if (options_.dispatch == Dispatch::pool) pool = make_pool(pool::PoolConfig{i, options_.blocking_threads});
     workers_.push_back(std::make_unique<Worker>(options_, i, router, registry, std::move(pool), std::move(listener)));
@@ -67,13 +99,34 @@ Server::~Server() {
 void Server::start() {
   for (auto& w : workers_) {
     threads_.emplace_back([this, worker = w.get()] {
-      worker->run();
+      worker->run([this](const std::exception_ptr& failed) {
+        std::lock_guard lock(mu_);
+        ++started_;
+        if (failed && !start_failure_) start_failure_ = failed;
+        changed_cv_.notify_all();
+      });
       {
         std::lock_guard lock(mu_);
         ++finished_;
       }
-      finished_cv_.notify_all();
+      changed_cv_.notify_all();
     });
+  }
+  std::unique_lock lock(mu_);
+  const bool all = changed_cv_.wait_for(lock, kStartWithin, [&] { return started_ == threads_.size(); });
+  std::exception_ptr failed = start_failure_;
+  lock.unlock();
+  if (!all) {
+    // A loop stuck before its first turn cannot be joined within any bound: leave it.
+    std::fprintf(stderr, "handoff: cannot start: a worker did not start its loop within %lld ms\n",
+                 static_cast<long long>(kStartWithin.count()));
+    std::fflush(stderr);
+    std::_Exit(static_cast<int>(ExitStatus::internal));
+  }
+  if (failed) {
+    stop();  // the workers that did start have no connections yet: they return at once
+    wait();
+    std::rethrow_exception(failed);
   }
 }
 
@@ -90,7 +143,7 @@ void Server::wait() {
 int Server::wait_for(std::chrono::milliseconds limit) {
   std::unique_lock lock(mu_);
   const int all = static_cast<int>(threads_.size());
-  finished_cv_.wait_for(lock, limit, [&] { return finished_ == all; });
+  changed_cv_.wait_for(lock, limit, [&] { return finished_ == all; });
   return all - finished_;
 }
 
@@ -115,8 +168,13 @@ int run_until_signal(Server& server, const stats::Registry& registry) {
   sigaddset(&set, SIGINT);
   sigaddset(&set, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &set, nullptr);
-  server.start();
-  std::printf("handoff: listening on http://%s:%u\n", server.options().host.c_str(), server.port());
+  server.start();  // throws StartFailure if a worker could not start its loop
+  if (server.address().is_ipv6_any()) {
+    std::fputs(server.dual_stack() ? "handoff: [::] is dual-stack (IPV6_V6ONLY off): IPv4 clients are served too\n"
+                                   : "handoff: [::] is IPv6 only: the kernel refused IPV6_V6ONLY off\n",
+               stderr);
+  }
+  std::printf("handoff: listening on http://%s\n", server.address().text().c_str());
   std::fflush(stdout);
   int sig = 0;
   sigwait(&set, &sig);

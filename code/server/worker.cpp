@@ -6,12 +6,14 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <exception>
 #include <stdexcept>
 #include <string>
 #include <system_error>
 
 #include "server/loop_responder.h"
+#include "server/start_failure.h"
 #include "stats/thread_cpu.h"
 
 namespace handoff::server {
@@ -68,8 +70,16 @@ void Worker::request_stop() noexcept {
 }
 
 // [worker.run]
-void Worker::run() {
-  start_loop();
+void Worker::run(const StartedFn& started) {
+  try {
+    start_loop();
+  } catch (...) {
+    if (!started) throw;
+    started(std::current_exception());
+    finish_loop();
+    return;
+  }
+  if (started) started(nullptr);
   while (run_turn()) {
   }
   finish_loop();
@@ -116,12 +126,15 @@ void Worker::start_loop() {
   if (options_.stack == StackPlacement::per_worker) onload_ = net::OnloadExt::lookup();
   if (onload_.available()) {
     const std::string name = "w" + std::to_string(index_);
-    own_stack_ = onload_.name_thread_stack(name.c_str()) == 0;
-    if (own_stack_) {
-      std::fprintf(stderr, "handoff: worker %d own-stack=yes (stack %s)\n", index_, name.c_str());
-    } else {
-      std::fprintf(stderr, "handoff: worker %d own-stack=no (onload_set_stackname refused %s)\n", index_, name.c_str());
+    const int rc = onload_.name_thread_stack(name.c_str());
+    if (rc != 0) {  // asked for a stack per worker and cannot have one: a failed start
+      const int err = rc == -1 ? errno : -rc;
+      throw StartFailure(exit_status_for_errno(err), "cannot claim Onload stack " + name + " for worker " +
+                                                         std::to_string(index_) +
+                                                         ": onload_set_stackname: " + std::strerror(err));
     }
+    own_stack_ = true;
+    std::fprintf(stderr, "handoff: worker %d own-stack=yes (stack %s)\n", index_, name.c_str());
   }
   // [worker.own_stack]
   if (event_loop_) event_loop_->set_poll_hooks(this);

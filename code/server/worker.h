@@ -10,6 +10,7 @@
 #include <array>
 #include <atomic>
 #include <cstdint>
+#include <exception>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -52,13 +53,19 @@ class Worker final : public pool::FrameSink, evloop::PollHooks {
   void send_through(stack::NetworkStack* stack) noexcept { stack_ = stack; }
   stack::NetworkStack* stack() const noexcept { return stack_; }
 
+  /// Told once whether the loop started: null, or what start_loop() threw.
+  using StartedFn = std::function<void(const std::exception_ptr& failed)>;
   /// The loop thread's body: returns once a requested stop has drained. It is
-  /// start_loop(), run_turn() until it returns false, then finish_loop().
-  void run();
+  /// start_loop(), run_turn() until it returns false, then finish_loop(). With `started`,
+  /// an error of start_loop() goes to it (and the loop never runs) instead of escaping the
+  /// thread; either way `started` hears before the first turn.
+  void run(const StartedFn& started = nullptr);
 
   // The seam a whole-connection test or fuzzer drives the loop through, on one thread:
   // start_loop(), then adopt() sockets and run_turn() as it likes, then finish_loop().
   /// Register the listener (if open), the stop channel and the pool with the reactor.
+  /// Under Onload with options.stack = per_worker, first claim the worker's own stack;
+  /// Onload's refusal throws StartFailure (a start that cannot give what was asked).
   void start_loop();
   /// One turn: wait for events (at most until the next timer, and at most `max_wait_ms`;
   /// 0 only looks), handle them, sweep the timeouts when due. Returns false once a
@@ -174,7 +181,7 @@ class Worker final : public pool::FrameSink, evloop::PollHooks {
   // Chapter 05.
   int index_;
   stack::NetworkStack* stack_ = nullptr;  // chapter 05: see send_through()
-  net::OnloadExt onload_;  // looked up at start_loop(), only with options.stack = per_worker
+  net::OnloadExt onload_;                 // looked up at start_loop(), only with options.stack = per_worker
   bool own_stack_ = false;
   std::vector<Worker*> accept_targets_;  // the pool topology's acceptor: whom it hands to
   std::size_t next_target_ = 0;

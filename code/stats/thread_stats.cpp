@@ -147,7 +147,15 @@ nlohmann::json Registry::to_json() const {
   std::lock_guard lock(mu_);
   nlohmann::json arr = nlohmann::json::array();
   for (const auto& t : threads_) arr.push_back(t.to_json());
-  return nlohmann::json{{"threads", arr}};
+  nlohmann::json out = nlohmann::json::object();
+  for (const auto& [key, text] : sections_) out[key] = nlohmann::json::parse(text);
+  out["threads"] = std::move(arr);
+  return out;
+}
+
+void Registry::set_section(const std::string& key, nlohmann::json value) {
+  std::lock_guard lock(mu_);
+  sections_[key] = value.dump();
 }
 
 std::string Registry::summary() const {

@@ -10,6 +10,7 @@
 #include <atomic>
 #include <cstdint>
 #include <deque>
+#include <map>
 #include <mutex>
 #include <string>
 #include <string_view>
@@ -116,14 +117,21 @@ class ThreadStats {
 class Registry {
  public:
   ThreadStats& add(std::string name, std::string role);
-  /// {"threads":[...]} with each thread's CPU, counters and µs of CPU per request.
+  /// {"threads":[...]} with each thread's CPU, counters and µs of CPU per request, and
+  /// beside it each section set below.
   nlohmann::json to_json() const;
+  /// Set (or replace) a top-level section of to_json() that is not a thread's: what a
+  /// component says of its state (chapter 04's "upstream"). Any thread.
+  void set_section(const std::string& key, nlohmann::json value);
   /// A human summary for --stats at exit.
   std::string summary() const;
 
  private:
   mutable std::mutex mu_;
   std::deque<ThreadStats> threads_;
+  // key -> the section's JSON text (json_fwd.hpp here keeps nlohmann's header out of every
+  // file that includes this one); guarded by mu_
+  std::map<std::string, std::string> sections_;
 };
 
 }  // namespace handoff::stats

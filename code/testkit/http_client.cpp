@@ -2,6 +2,7 @@
 #include "testkit/http_client.h"
 
 #include "http/ascii.h"
+#include "net/listen_address.h"
 
 #include <arpa/inet.h>
 #include <llhttp.h>
@@ -22,16 +23,16 @@ const std::string* ParsedResponse::header(std::string_view name) const {
   return nullptr;
 }
 
-Client::Client(int port) : fd_(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0)) {
+Client::Client(int port) : Client("127.0.0.1", port) {}
+
+Client::Client(const std::string& host, int port) {
+  const net::ListenAddress to = net::ListenAddress::resolve(host, static_cast<std::uint16_t>(port));
+  fd_.reset(::socket(to.storage.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0));
   if (!fd_) throw std::runtime_error("socket failed");
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(static_cast<std::uint16_t>(port));
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
   timeval tv{5, 0};
   ::setsockopt(fd_.get(), SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
-  if (::connect(fd_.get(), reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
-    throw std::runtime_error(std::string("connect failed: ") + std::strerror(errno));
+  if (::connect(fd_.get(), to.sockaddr_ptr(), to.length) != 0) {
+    throw std::runtime_error("connect to " + to.text() + " failed: " + std::strerror(errno));
   }
 }
 

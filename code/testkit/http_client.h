@@ -29,6 +29,8 @@ class Client {
  public:
   /// Connect to 127.0.0.1:port. Throws on failure.
   explicit Client(int port);
+  /// Connect to host:port (an IPv4 or IPv6 literal, `::1`, or a name). Throws on failure.
+  Client(const std::string& host, int port);
 
   /// Write all of `bytes` (blocking, bounded by the socket's send timeout).
   void send(std::string_view bytes);

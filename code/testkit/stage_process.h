@@ -22,7 +22,8 @@ std::string stage_binary();
 class StageProcess {
  public:
   /// Start `binary` with `args` (plus `--port 0` unless args name a port) and wait up to
-  /// `ready_within` for `handoff: listening on http://HOST:PORT`. Throws on failure.
+  /// `ready_within` for `handoff: listening on http://HOST:PORT` (an IPv6 HOST bracketed,
+  /// `http://[::1]:PORT`). Throws on failure, with the child's stderr in the message.
   StageProcess(const std::string& binary, std::vector<std::string> args,
                std::chrono::milliseconds ready_within = std::chrono::seconds(10));
   ~StageProcess();  // SIGKILLs a child that is still running
@@ -30,6 +31,8 @@ class StageProcess {
   StageProcess& operator=(const StageProcess&) = delete;
 
   int port() const noexcept { return port_; }
+  /// The host of the readiness line, without brackets (`127.0.0.1`, `::1`), for a Client.
+  const std::string& host() const noexcept { return host_; }
   pid_t pid() const noexcept { return pid_; }
   void signal(int sig) const;
   /// The exit status once the child exits within `limit` (-signal if killed), else nullopt.
@@ -42,7 +45,21 @@ class StageProcess {
  private:
   pid_t pid_ = -1;
   int port_ = 0;
+  std::string host_;
   std::string stderr_path_;
 };
+
+/// What a stage binary did when it was expected to end by itself (a start that fails).
+struct FinishedRun {
+  std::optional<int> status;  ///< exit status, -signal if killed by one; nullopt: still running at the limit
+  std::string out;            ///< everything it wrote to stdout
+  std::string err;            ///< everything it wrote to stderr
+};
+
+/// Run `binary` with exactly `args` (no `--port` added) and wait up to `limit` for it to
+/// exit; one still running then is SIGKILLed (status nullopt). With `wrapper`, run
+/// `wrapper... binary args...` instead (e.g. setpriv, to start it as another user).
+FinishedRun run_to_exit(const std::string& binary, const std::vector<std::string>& args,
+                        std::chrono::milliseconds limit, const std::vector<std::string>& wrapper = {});
 
 }  // namespace handoff::testkit

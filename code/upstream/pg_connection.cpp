@@ -16,6 +16,33 @@ namespace handoff::upstream {
 
 PgConnection::PgConnection(evloop::EventLoop& loop) : loop_(loop) {}
 
+std::string PgConnection::try_connect_once(const std::string& conninfo, int timeout_s) {
+  // Ours first, then the conninfo expanded from "dbname": a connect_timeout of its own wins.
+  const std::string timeout = std::to_string(timeout_s);
+  const char* keywords[] = {"connect_timeout", "dbname", nullptr};
+  const char* values[] = {timeout.c_str(), conninfo.c_str(), nullptr};
+  PGconn* conn = PQconnectdbParams(keywords, values, 1);
+  std::string why;
+  if (conn == nullptr) {
+    why = "libpq: out of memory";
+  } else if (PQstatus(conn) != CONNECTION_OK) {
+    why = PQerrorMessage(conn);
+  }
+  if (conn != nullptr) PQfinish(conn);
+  // libpq's message may span lines (one per address tried, a hint): one line, as a log wants.
+  std::string line;
+  for (const char c : why) {
+    const bool space = c == '\n' || c == '\t' || c == ' ';
+    if (!space) {
+      line += c;
+    } else if (!line.empty() && line.back() != ' ') {
+      line += ' ';
+    }
+  }
+  while (!line.empty() && line.back() == ' ') line.pop_back();
+  return line;
+}
+
 PgConnection::~PgConnection() {
   unwatch();
   if (conn_ != nullptr) PQfinish(conn_);  // non-blocking once connected: the Terminate message is not waited on

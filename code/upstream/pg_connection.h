@@ -59,6 +59,11 @@ class PgConnection {
   static void connect(evloop::EventLoop& loop, const std::string& conninfo, Connected done,
                       evloop::Resolver* resolver = nullptr);
 
+  /// A start-up check, never on a loop: connect with `conninfo` once, blocking, for at most
+  /// `timeout_s` seconds (libpq's connect_timeout, unless the conninfo sets its own; a host
+  /// name's lookup is bounded by the resolver's own timeout), log in, and close. Empty if it
+  /// connected, else libpq's reason on one line.
+  static std::string try_connect_once(const std::string& conninfo, int timeout_s);
   /// The host name connect() would look up for `conninfo` (empty: none, see above), and the
   /// conninfo that connects to `addresses` by address while keeping that name as `host`.
   /// Both throw std::invalid_argument for a conninfo libpq cannot parse.

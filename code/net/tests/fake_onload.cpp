@@ -1,10 +1,14 @@
 // net/tests/fake_onload: a fake Onload that exports the two extension calls the shim looks
 // up and records each call, so a test can check the arguments (chapter 05, tests only).
-// Not Onload: it moves nothing and names nothing; both calls answer 0 (success).
+// Not Onload: it moves nothing and names nothing; both calls answer 0 (success), except
+// that with HANDOFF_FAKE_ONLOAD_REFUSE_STACKNAME=1 in the environment onload_set_stackname
+// answers -1 with errno EBUSY (a stage's failed start, chapters/05-stack-lock/tests/onload).
 #include "fake_onload.h"
 
 #include <sys/socket.h>
 
+#include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <mutex>
 
@@ -33,6 +37,11 @@ __attribute__((visibility("default"))) int onload_set_stackname(int who, int sco
   call.fd = -1;
   if (name != nullptr) std::strncpy(call.name, name, sizeof call.name - 1);
   record(call);
+  const char* refuse = std::getenv("HANDOFF_FAKE_ONLOAD_REFUSE_STACKNAME");
+  if (refuse != nullptr && std::strcmp(refuse, "1") == 0) {
+    errno = EBUSY;
+    return -1;
+  }
   return 0;
 }
 

@@ -7,6 +7,7 @@
 #include <signal.h>
 #include <stdlib.h>
 
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <memory>
@@ -78,4 +79,19 @@ TEST_CASE(
   CHECK(err.find("Onload not loaded") == std::string::npos);
   stage->signal(SIGTERM);
   CHECK(stage->wait_exit(std::chrono::seconds(5)) == 0);
+}
+
+TEST_CASE("stage 05: under a fake Onload that refuses a stack, --stack per-worker is one line and exit 71",
+          "[stage][ch05]") {
+  const auto run = handoff::testkit::run_to_exit(
+      stage_binary(), {"--stack", "per-worker", "--workers", "2", "--port", "0"}, std::chrono::seconds(10),
+      {"/usr/bin/env", std::string("LD_PRELOAD=") + HANDOFF_FAKE_ONLOAD, "HANDOFF_FAKE_ONLOAD_REFUSE_STACKNAME=1"});
+  INFO("stderr: " << run.err);
+  REQUIRE(run.status.has_value());
+  CHECK(*run.status == 71);
+  CHECK(run.out.empty());  // no readiness line: the start failed before it
+  // The first worker to be refused says it; the other is stopped with it, silently.
+  CHECK(run.err.rfind("handoff: cannot claim Onload stack w", 0) == 0);
+  CHECK(run.err.find(": onload_set_stackname: Device or resource busy\n") != std::string::npos);
+  CHECK(std::count(run.err.begin(), run.err.end(), '\n') == 1);
 }
