@@ -83,6 +83,7 @@ class ElasticPool final : public HandlerPool {
             stats::ThreadStats& loop_stats) override;
   void submit(Job* job) override;
   bool ready_to_wait() override;
+  void before_nonblocking_poll() override;
   void after_wait() override;
   int max_wait_ms() override;
   std::size_t stop(std::int64_t deadline_ns) override;

@@ -165,6 +165,10 @@ bool RingPool::ready_to_wait() {
   return true;
 }
 
+void RingPool::before_nonblocking_poll() {
+  flush_backlog();  // no spin, no flag: the poll after this only looks
+}
+
 void RingPool::after_wait() {
   core_->done.end_wait();
   drain_completions();

@@ -125,6 +125,7 @@ class RingPool final : public HandlerPool {
             stats::ThreadStats& loop_stats) override;
   void submit(Job* job) override;
   bool ready_to_wait() override;
+  void before_nonblocking_poll() override;
   void after_wait() override;
   std::size_t stop(std::int64_t deadline_ns) override;
 

@@ -129,6 +129,7 @@ class Worker final : public pool::FrameSink, evloop::PollHooks {
   int wait_timeout_ms() const;
   // One turn's two ends, shared by the plain loop and the EventLoop (whose poll calls them).
   int before_poll() override;
+  void before_nonblocking_poll() override;
   void after_poll(int timeout_ms) override;
   void run_inline(Connection& conn, std::uint64_t seq, const http::Request& request, const http::Handler& handler);
   evloop::Task<void> run_coroutine(std::uint64_t conn_id, std::uint64_t seq, http::Request request,
@@ -174,7 +175,7 @@ class Worker final : public pool::FrameSink, evloop::PollHooks {
   // Chapter 05.
   int index_;
   stack::NetworkStack* stack_ = nullptr;  // chapter 05: see send_through()
-  net::OnloadExt onload_;  // looked up at start_loop(), only with options.stack = per_worker
+  net::OnloadExt onload_;                 // looked up at start_loop(), only with options.stack = per_worker
   bool own_stack_ = false;
   std::vector<Worker*> accept_targets_;  // the pool topology's acceptor: whom it hands to
   std::size_t next_target_ = 0;
