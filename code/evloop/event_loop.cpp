@@ -227,7 +227,16 @@ void EventLoop::poll_and_collect() {
     if (limit >= 0 && (timeout < 0 || limit < timeout)) timeout = limit;
   };
   cap(max_wait_ms_);
-  if (hooks_ != nullptr) cap(hooks_->before_poll());
+  if (hooks_ != nullptr) {
+    // A poll that will not block asks the hooks for no wait: a pool's loop spin before
+    // it would delay the ready callbacks for nothing (issue 27).
+    if (timeout == 0) {
+      hooks_->before_nonblocking_poll();
+      ++counts_.nonblocking_hook_calls;
+    } else {
+      cap(hooks_->before_poll());
+    }
+  }
   if (timeout != 0 && options_.wake_spin.spin_ns > 0 &&
       sync::spin_until(options_.wake_spin, [this] { return !posts_.empty(); })) {
     ++counts_.spin_catches;  // the post is taken below, after a poll that only looks

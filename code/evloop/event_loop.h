@@ -71,6 +71,11 @@ class PollHooks {
   /// Before every poll of a turn: the longest the poll may wait, in milliseconds (0: it
   /// must not block; -1: no cap from this side).
   virtual int before_poll() = 0;
+  /// Instead of before_poll(), on a turn whose poll will not block whatever the hooks say
+  /// (callbacks are ready, or the loop stops): prepare nothing for a wait (a pool's loop
+  /// spin would only burn the turn). after_poll(0) follows as usual. The default calls
+  /// before_poll() and ignores its cap.
+  virtual void before_nonblocking_poll() { (void)before_poll(); }
   /// After every poll, whatever ended it; `timeout_ms` is the wait the poll was allowed.
   virtual void after_poll(int timeout_ms) = 0;
 
@@ -85,9 +90,10 @@ struct EventLoopCounts {
   std::uint64_t blocking_waits = 0;  ///< polls allowed to block (timeout > 0 or for ever)
   std::uint64_t wait_timeouts = 0;   ///< blocking waits that ended with nothing ready
   std::uint64_t nonblocking_polls = 0;
-  std::uint64_t wait_announcements = 0;  ///< times the loop raised its wake flag before a wait
-  std::uint64_t pokes_taken = 0;         ///< wakes from call_soon_threadsafe read off the wake socket
-  std::uint64_t spin_catches = 0;        ///< waits the wake spin saved: a post came while it spun
+  std::uint64_t wait_announcements = 0;      ///< times the loop raised its wake flag before a wait
+  std::uint64_t pokes_taken = 0;             ///< wakes from call_soon_threadsafe read off the wake socket
+  std::uint64_t spin_catches = 0;            ///< waits the wake spin saved: a post came while it spun
+  std::uint64_t nonblocking_hook_calls = 0;  ///< turns whose poll hooks were told the poll would not block
 };
 
 /// A single-threaded callback loop. Every member is for the loop's thread (the one that

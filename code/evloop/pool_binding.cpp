@@ -20,6 +20,8 @@ int PoolBinding::before_poll() {
   return cap == pool::HandlerPool::kNoWaitCap ? -1 : cap;
 }
 
+void PoolBinding::before_nonblocking_poll() { pool_.before_nonblocking_poll(); }
+
 void PoolBinding::after_poll(int) { pool_.after_wait(); }
 // [pool_binding.hooks]
 

@@ -23,6 +23,7 @@ class PoolBinding final : public PollHooks, public pool::FrameSink {
   PoolBinding& operator=(const PoolBinding&) = delete;
 
   int before_poll() override;
+  void before_nonblocking_poll() override;
   void after_poll(int timeout_ms) override;
   /// Tasks send no frames: a frame here is a request job submitted to a task-only pool,
   /// which nobody would answer (throws std::logic_error).

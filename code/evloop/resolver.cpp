@@ -79,9 +79,12 @@ struct Lookup::State {
   State(std::uint64_t i, LookupRequest r) : id(i), request(std::move(r)) {}
   const std::uint64_t id;  ///< its callback's key in Shared::callbacks
   const LookupRequest request;
-  /// Set by cancel() on the loop thread, read by the thread that takes the lookup off the
-  /// queue. relaxed: it orders nothing; a thread that misses a cancel made after it looked
-  /// runs the lookup, and the result finds no callback (cancel() erased it).
+  /// Set by cancel() on the loop thread under Shared::mu, read under it by the thread that
+  /// takes the lookup off the queue: the lock orders the two (the take before the cancel,
+  /// and the lookup runs with its result dropped, or the cancel before the take, and it is
+  /// skipped). relaxed: the lock does the ordering; the atomic only lets cancelled() read
+  /// the loop thread's own store without the lock (and keeps CancelStore::outside_lock, the
+  /// negative control, free of a data race).
   std::atomic<bool> cancelled{false};
 };
 
@@ -169,7 +172,8 @@ void work(const std::shared_ptr<Shared>& shared, std::uint64_t index) {
     }
     std::shared_ptr<State> state = std::move(s.queue.front());
     s.queue.pop_front();
-    if (state->cancelled.load(std::memory_order_relaxed)) {  // relaxed: see State::cancelled
+    if (s.options.after_take) s.options.after_take();
+    if (state->cancelled.load(std::memory_order_relaxed)) {  // relaxed: under mu, see State::cancelled
       ++s.counts.lookups_skipped;
       continue;
     }
@@ -200,7 +204,14 @@ Lookup::Lookup(std::shared_ptr<Shared> shared, std::shared_ptr<State> state)
 
 void Lookup::cancel() {
   if (!state_ || cancelled()) return;
-  state_->cancelled.store(true, std::memory_order_relaxed);  // relaxed: see State::cancelled
+  if (shared_->options.cancel_store == ResolverOptions::CancelStore::under_lock) {
+    // Under the lock a resolver thread takes lookups under: see State::cancelled.
+    std::lock_guard lock(shared_->mu);
+    state_->cancelled.store(true, std::memory_order_relaxed);  // relaxed: mu orders it
+  } else {
+    // The negative control: no edge to the thread's read (relaxed, and no lock).
+    state_->cancelled.store(true, std::memory_order_relaxed);
+  }
   shared_->callbacks.erase(state_->id);
 }
 

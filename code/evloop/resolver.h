@@ -77,6 +77,18 @@ struct ResolverOptions {
   std::chrono::milliseconds idle_exit{1000};
   /// The lookup each thread runs: getaddrinfo, or a test's or a probe's stand-in.
   LookupFunction lookup = system_lookup;
+
+  /// Where Lookup::cancel() raises the lookup's flag. Only under_lock is correct: the
+  /// thread that takes a lookup off the queue reads the flag under the resolver's lock, and
+  /// a cancel that takes the same lock is ordered before or after that take, so a lookup
+  /// cancelled while it waits is never run. outside_lock (a relaxed store with no lock, as
+  /// before issue 27) gives the memory model no edge between the two: the promise held on
+  /// x86 by luck. Kept as the negative control of the resolver's cancel tests.
+  enum class CancelStore { under_lock, outside_lock };
+  CancelStore cancel_store = CancelStore::under_lock;
+  /// A test hook run by a resolver thread, under the resolver's lock, after it has taken a
+  /// lookup off the queue and before it reads the lookup's cancelled flag. Empty in production.
+  std::function<void()> after_take;
 };
 
 /// What a resolver did (a snapshot, read under its lock; any thread).

@@ -15,7 +15,7 @@
 
 namespace handoff::loop {
 
-WakeFlag::WakeFlag(bool fences, Channel channel) : fences_(fences) {
+WakeFlag::WakeFlag(bool fences, Channel channel) : flag_(fences) {
   if (channel == Channel::datagram) {
     std::tie(loop_end_, producer_end_) = net::datagram_pair();
   } else {
@@ -26,15 +26,10 @@ WakeFlag::WakeFlag(bool fences, Channel channel) : fences_(fences) {
 
 // [wake_flag.poke]
 bool WakeFlag::poke_if_waiting(stats::ThreadStats* stats, stats::Counter counted) {
-  // The caller's push (or pop), then read the loop's flag: a store then a load. Pairs with
-  // the fence in announce_wait() between raising the flag and the loop's re-check.
-  // (fences_ is false only in the broken variant a stress test runs.)
-  if (fences_) std::atomic_thread_fence(std::memory_order_seq_cst);
-  // exchange: of all the threads that see the flag raised, exactly one pokes. relaxed
-  // (both): the fence above orders the load; the item itself is published by its queue.
-  if (!waiting_.load(std::memory_order_relaxed) || !waiting_.exchange(false, std::memory_order_relaxed)) {
-    return false;
-  }
+  // The caller's push (or pop), then read the loop's flag: a store then a load, fenced in
+  // WaitFlag::claim_poke (pairs with the fence in announce_wait()'s WaitFlag::announce).
+  // Of all the threads that see the flag raised, exactly one claims the poke.
+  if (!flag_.claim_poke()) return false;
   if (stats != nullptr) stats->add(counted);  // before the poke: the loop it wakes sees the count
   const std::uint64_t poke = 1;
   for (;;) {
@@ -52,18 +47,12 @@ bool WakeFlag::poke_if_waiting(stats::ThreadStats* stats, stats::Counter counted
 
 // [wake_flag.loop]
 void WakeFlag::announce_wait() noexcept {
-  // relaxed: the fence that follows orders it before the re-check's loads.
-  waiting_.store(true, std::memory_order_relaxed);
-  // The flag must be visible before the loop re-checks its queues: a store then a load.
-  // Pairs with the fence in poke_if_waiting(), after a producer's push.
-  if (fences_) std::atomic_thread_fence(std::memory_order_seq_cst);
+  // The flag must be visible before the loop re-checks its queues: a store then a load,
+  // fenced in WaitFlag::announce (pairs with the fence in poke_if_waiting()'s claim_poke).
+  flag_.announce();
 }
 
-void WakeFlag::end_wait() noexcept {
-  // relaxed: a poke sent for a wait that ends anyway costs one spurious turn; the queues
-  // are drained either way.
-  waiting_.store(false, std::memory_order_relaxed);
-}
+void WakeFlag::end_wait() noexcept { flag_.end(); }
 // [wake_flag.loop]
 
 void WakeFlag::take_poke(stats::ThreadStats* loop_stats) {
@@ -82,8 +71,7 @@ void WakeFlag::take_poke(stats::ThreadStats* loop_stats) {
 }
 
 bool WakeFlag::waiting() const noexcept {
-  // relaxed: a snapshot for tests, ordered by nothing.
-  return waiting_.load(std::memory_order_relaxed);
+  return flag_.raised();  // a snapshot for tests, ordered by nothing
 }
 
 }  // namespace handoff::loop

@@ -8,6 +8,7 @@
 
 #include <atomic>
 
+#include "loop/wait_flag.h"
 #include "net/fd.h"
 #include "stats/thread_stats.h"
 
@@ -55,10 +56,10 @@ class WakeFlag {
   bool waiting() const noexcept;
 
  private:
-  const bool fences_;
   net::Fd loop_end_, producer_end_;  // pokes: producers → loop (an eventfd: loop_end_ only)
-  // Written by the loop at every wait, read by producers at every push: its own line.
-  alignas(64) std::atomic<bool> waiting_{false};
+  // Written by the loop at every wait, read by producers at every push: its own line. The
+  // protocol (the flag and both fences) is loop/wait_flag.h's.
+  alignas(64) WaitFlag<> flag_;
 };
 
 }  // namespace handoff::loop

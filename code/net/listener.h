@@ -20,7 +20,7 @@ class Listener {
   /// call that failed: "socket", "bind", "listen") for the rest.
   static Listener open(const std::string& host, std::uint16_t port, bool reuse_port);
   /// The same on an address already resolved. The IPv6 wildcard `::` is opened dual-stack
-  /// (IPV6_V6ONLY off: IPv4 clients arrive as ::ffff:a.b.c.d) where the kernel allows it,
+  /// (IPV6_V6ONLY off: IPv4 clients arrive as IPv4-mapped IPv6 addresses) where the kernel allows it,
   /// else IPv6 only; every other IPv6 address is IPv6 only.
   static Listener open(const ListenAddress& address, bool reuse_port);
 

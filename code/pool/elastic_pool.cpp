@@ -207,6 +207,11 @@ bool ElasticPool::ready_to_wait() {
   return true;
 }
 
+void ElasticPool::before_nonblocking_poll() {
+  check_age();  // the age check runs every turn, as in ready_to_wait
+  push_backlog();
+}
+
 void ElasticPool::after_wait() {
   core_->done.end_wait();
   core_->done.drain(*sink_);

@@ -63,8 +63,12 @@ struct ElasticPoolOptions {
 ///
 /// The park is announce → fence → re-check → sleep, against submit's push → fence → read
 /// the parked count (and stop's flag → fence → read the states): the store-buffering shape,
-/// in which at least one side sees the other. Every wake comes from the loop thread, so the
-/// count is lowered by one waker only, right after its CAS and before it looks again.
+/// in which at least one side sees the other. The parked count is lowered by exactly one
+/// party per park: the loop, right after the CAS that moves the thread to WOKEN and before
+/// it looks again (every wake comes from the loop thread), or the parking thread itself when
+/// its re-check took a job or saw the stop flag and its cancel_park won the state word from
+/// the loop (WakeChannel::cancel_park; if the loop's wake won, the loop lowered it). Both
+/// are relaxed decrements; a thread's own increment is sequenced before its own decrement.
 ///
 /// Cost: a job taken by a running or spinning thread costs no syscall on either side; a
 /// park costs a FUTEX_WAIT and its wake a FUTEX_WAKE. The loop reads the pop counter and
@@ -83,6 +87,7 @@ class ElasticPool final : public HandlerPool {
             stats::ThreadStats& loop_stats) override;
   void submit(Job* job) override;
   bool ready_to_wait() override;
+  void before_nonblocking_poll() override;
   void after_wait() override;
   int max_wait_ms() override;
   std::size_t stop(std::int64_t deadline_ns) override;

@@ -43,6 +43,11 @@ class HandlerPool {
   /// pool could not hand over yet are no reason to return false: the pool wakes the loop
   /// when there is room for them.
   virtual bool ready_to_wait() { return true; }
+  /// Called instead of ready_to_wait() on a turn whose poll will not block anyway (the
+  /// loop's timeout is already 0: callbacks are ready): hand over what waits for room, but
+  /// announce no wait and spin for nothing (issue 27: a pool with a loop spin spun up to its
+  /// budget on such turns). after_wait() still follows the poll. The default does nothing.
+  virtual void before_nonblocking_poll() {}
   /// Called after every wait, whatever woke it: deliver completions not signalled by an fd.
   virtual void after_wait() {}
   /// Called after ready_to_wait(): the longest the loop may wait now, in milliseconds. A pool

@@ -14,6 +14,7 @@
 #include "pool/completion_ring.h"
 #include "pool/handler_slot.h"
 #include "pool/run_job.h"
+#include "pool/wait_word.h"
 #include "stats/thread_cpu.h"
 
 namespace handoff::pool {
@@ -31,12 +32,6 @@ void send_word(int fd, std::uint64_t word, stats::ThreadStats& stats) {
     if (errno != EINTR) throw std::system_error(errno, std::generic_category(), "send(wake)");
   }
 }
-
-// The wait word: threads announced parked in the high half, wakes in flight in the low.
-constexpr std::uint64_t kOneParked = std::uint64_t{1} << 32;
-constexpr std::uint64_t kOneWake = 1;
-int parked_of(std::uint64_t word) { return static_cast<int>(word >> 32); }
-int wakes_of(std::uint64_t word) { return static_cast<int>(word & 0xffff'ffffU); }
 
 }  // namespace
 
@@ -60,7 +55,7 @@ struct RingPool::Core {
   Job* park(stats::ThreadStats& stats, bool& pill);
   bool run(stats::ThreadStats& stats, HandlerSlot& slot, Job* job);
   enum class Waker { submit, chain };
-  void wake_one_if_parked(stats::ThreadStats& stats, Waker waker);
+  void send_wake(stats::ThreadStats& stats, Waker waker);
   void pass_wake_on(stats::ThreadStats& stats);
 
   const RingPoolOptions options;
@@ -70,7 +65,7 @@ struct RingPool::Core {
   std::unique_ptr<HandlerSlot[]> slots;  // one per thread, by index
   // Each word is written by one side and read by the other on every hand-off: keep each
   // on its own cache line so the two do not falsely share.
-  alignas(64) std::atomic<std::uint64_t> wait_word{0};  // parked (high half), wakes in flight (low)
+  alignas(64) WaitWord<> wait_word;  // parked (high half), wakes in flight (low): pool/wait_word.h
   // Jobs dropped unrun, not yet taken off in_flight_ by the loop. relaxed (both sides): a
   // count for the loop's spin decision; a late read only makes the loop spin once for nothing.
   alignas(64) std::atomic<std::size_t> dropped{0};
@@ -84,8 +79,7 @@ RingPool::RingPool(const PoolConfig& config, RingPoolOptions options)
 RingPool::~RingPool() { stop(kNoDeadline); }
 
 int RingPool::parked() const noexcept {
-  // relaxed: a snapshot for tests and the harness, ordered by nothing.
-  return parked_of(core_->wait_word.load(std::memory_order_relaxed));
+  return core_->wait_word.parked();  // a snapshot, ordered by nothing
 }
 
 bool RingPool::loop_waiting() const noexcept { return core_->done.loop_waiting(); }
@@ -113,34 +107,20 @@ void RingPool::submit(Job* job) {
     backlog_.push_back(job);  // the ring is full: ready_to_wait() pushes it when room comes
     return;
   }
-  // The push (a release store of the cell's sequence) must be visible before we read
-  // the parked count: a store then a load, which only a seq_cst fence orders. Pairs with
-  // the fence in park() between announcing and re-checking.
-  std::atomic_thread_fence(std::memory_order_seq_cst);
-  core_->wake_one_if_parked(*loop_stats_, Core::Waker::submit);
+  // The push must be visible before we read the parked count: claim_wake_after_push
+  // fences first (pool/wait_word.h; pairs with the fence in park()'s announcement).
+  if (core_->wait_word.claim_wake_after_push()) core_->send_wake(*loop_stats_, Core::Waker::submit);
 }
 // [ring.submit]
 
-// [ring.wake]
-void RingPool::Core::wake_one_if_parked(stats::ThreadStats& stats, Waker waker) {
-  // One wake per parked thread, never one per push: poke only while the parked threads
-  // outnumber the pokes already on their way. Both counts come from one load of one word,
-  // so they are a pair some instant really had. relaxed: after submit's push, the fence
-  // before this call orders the load after the push; after a pop, coherence on this one
-  // word does (see pass_wake_on). The CAS keeps two wakers from spending one credit twice,
-  // and fails (and looks again) if a thread parked or woke in between.
-  std::uint64_t word = wait_word.load(std::memory_order_relaxed);
-  while (parked_of(word) > wakes_of(word)) {
-    if (wait_word.compare_exchange_weak(word, word + kOneWake, std::memory_order_relaxed)) {
-      // Before the poke: whoever it wakes sees the counts.
-      stats.add(stats::Counter::wakes_sent);
-      if (waker == Waker::chain) stats.add(stats::Counter::chained_wakes);
-      send_word(lane_loop.get(), kPoke, stats);
-      return;
-    }
-  }
+void RingPool::Core::send_wake(stats::ThreadStats& stats, Waker waker) {
+  // A wake was claimed on the wait word (WaitWord::claim_wake: one per parked thread, never
+  // one per push, only while the parked threads outnumber the pokes already on their way).
+  // Count it before the poke: whoever it wakes sees the counts.
+  stats.add(stats::Counter::wakes_sent);
+  if (waker == Waker::chain) stats.add(stats::Counter::chained_wakes);
+  send_word(lane_loop.get(), kPoke, stats);
 }
-// [ring.wake]
 
 void RingPool::flush_backlog() {
   bool pushed = false;
@@ -148,10 +128,8 @@ void RingPool::flush_backlog() {
     backlog_.pop_front();
     pushed = true;
   }
-  if (pushed) {
-    std::atomic_thread_fence(std::memory_order_seq_cst);  // as in submit(): push → read the parked count
-    core_->wake_one_if_parked(*loop_stats_, Core::Waker::submit);
-  }
+  // As in submit(): push, fence, read the parked count.
+  if (pushed && core_->wait_word.claim_wake_after_push()) core_->send_wake(*loop_stats_, Core::Waker::submit);
 }
 
 // [ring.loop_wait]
@@ -185,6 +163,10 @@ bool RingPool::ready_to_wait() {
   if (waiting) return false;
   core_->done.announce_wait();
   return true;
+}
+
+void RingPool::before_nonblocking_poll() {
+  flush_backlog();  // no spin, no flag: the poll after this only looks
 }
 
 void RingPool::after_wait() {
@@ -249,53 +231,46 @@ bool RingPool::Core::poll_lane(stats::ThreadStats& stats) {
     if (!options.lane_poll_takes_pokes) return false;  // only looked: the parked thread takes it
     if (word == kPill) return true;
     // A poke, read by a thread that is already awake. It was sent for a parked thread;
-    // taking it here spends that thread's credit (the hole; pass_wake_on gives it back
-    // under WakePolicy::chained). relaxed: the count orders no data; pass_wake_on's read of
-    // the word comes after this write by coherence.
+    // taking it here spends that thread's credit (the hole; pass_wake_on passes it on
+    // under WakePolicy::chained). The return fences before this thread looks at the ring
+    // again (WaitWord::return_stolen_credit: the store-buffering shape against submit).
     stats.add(stats::Counter::stolen_pokes);
-    wait_word.fetch_sub(kOneWake, std::memory_order_relaxed);
+    wait_word.return_stolen_credit(options.credit_return);
   }
 }
 // [ring.thread]
 
 // [ring.chain]
 void RingPool::Core::pass_wake_on(stats::ThreadStats& stats) {
-  if (options.wake_policy != RingPoolOptions::WakePolicy::chained || jobs.empty()) return;
-  // This thread took a job and sees more: a parked sibling with no wake on its way is
+  if (options.wake_policy != RingPoolOptions::WakePolicy::chained) return;
+  // This thread took a job: if it sees more, a parked sibling with no wake on its way is
   // poked by submit's own rule. The wake this replaces is one that a lane poll spent, and
   // the thread that spent it is the one here: it polls before it pops, and the poke it ate
   // was sent after its job's push, so its look at the ring (after its recv of the poke,
   // which the kernel orders after the send) sees that job unless a thread already took it.
-  // No fence before the read of the word, unlike submit: the poke was sent after the
-  // submit's CAS on the word, so this thread's fetch_sub in poll_lane comes after that CAS
-  // in the word's modification order, and wake_one_if_parked's load comes after that
-  // fetch_sub (coherence: a thread never reads a value older than its own last write):
-  // it sees the sibling counted parked (unless it woke) and the spent credit gone. Every
-  // job whose wake was not spent is covered by submit's fenced protocol already.
-  wake_one_if_parked(stats, Waker::chain);
+  // A job the loop pushed after that poke is the store-buffering pair: the loop pushes,
+  // fences and reads the word; this thread returned the credit, fenced
+  // (WaitWord::return_stolen_credit), and reads the ring. One of the two sees the other:
+  // the loop sees the credit gone and pokes, or this thread sees the job and chains. (The
+  // fence is needed: an earlier version had none and said that coherence on the word was
+  // enough; it orders the word, not the ring. A relaxed-memory model, code/models/
+  // ring_pool_model.cpp, refutes it; x86's locked fetch_sub hid it from every run-time test.)
+  if (wait_word.chain_needed(jobs)) send_wake(stats, Waker::chain);
 }
 // [ring.chain]
 
 // [ring.park]
 Job* RingPool::Core::park(stats::ThreadStats& stats, bool& pill) {
   Job* job = nullptr;
-  if (options.park_order == RingPoolOptions::ParkOrder::announce_then_recheck) {
-    wait_word.fetch_add(kOneParked, std::memory_order_relaxed);
-    // The announcement must be visible before we look at the ring again: a store then a
-    // load. Pairs with the fence in submit() between its push and its read of the word.
-    std::atomic_thread_fence(std::memory_order_seq_cst);
-    if (options.between_park_steps) options.between_park_steps();
-    if (jobs.try_pop(job)) {
-      wait_word.fetch_sub(kOneParked, std::memory_order_relaxed);  // not parking after all
-      return job;
-    }
-  } else {
-    // The broken order, kept as the negative control: a push that lands between the
-    // re-check and the announcement sees no parked thread and sends no wake.
-    if (jobs.try_pop(job)) return job;
-    if (options.between_park_steps) options.between_park_steps();
-    wait_word.fetch_add(kOneParked, std::memory_order_relaxed);
-    std::atomic_thread_fence(std::memory_order_seq_cst);
+  // Announce, then re-check the ring (WaitWord::park_or_take): the announcement must be
+  // visible before the re-check, a store then a load, fenced inside; pairs with the fence
+  // in submit()'s claim_wake_after_push. ParkOrder::recheck_then_announce, the reverse, is
+  // the negative control: a push between the re-check and the announcement sees no parked
+  // thread and sends no wake.
+  if (wait_word.park_or_take(jobs, job, options.park_order, [this] {
+        if (options.between_park_steps) options.between_park_steps();
+      })) {
+    return job;
   }
   if (options.before_park_recv) options.before_park_recv();
   stats.add(stats::Counter::parks);
@@ -314,14 +289,14 @@ Job* RingPool::Core::park(stats::ThreadStats& stats, bool& pill) {
   // sibling's wake already sent, sends none, and the job waits in the ring behind
   // whatever this thread runs next (the negative control, UnparkOrder::parked_then_credit).
   // Giving the credit back first would only err towards a spare poke; one step leaves
-  // nothing to argue. relaxed: the word orders no data (the fences around the ring do).
+  // nothing to argue. (The word orders no data: the fences around the ring do.)
   if (options.unpark_order == RingPoolOptions::UnparkOrder::together) {
-    wait_word.fetch_sub(kOneParked + (poke ? kOneWake : 0), std::memory_order_relaxed);
+    wait_word.leave_park(poke);
     if (options.after_unpark_step) options.after_unpark_step();
   } else {
-    wait_word.fetch_sub(kOneParked, std::memory_order_relaxed);
+    wait_word.leave_parked_count();
     if (options.after_unpark_step) options.after_unpark_step();
-    if (poke) wait_word.fetch_sub(kOneWake, std::memory_order_relaxed);
+    if (poke) wait_word.give_back_credit();
   }
   pill = !poke;  // a pill, or the lane is broken: either way, stop
   return nullptr;

@@ -15,6 +15,7 @@
 
 #include "net/fd.h"
 #include "pool/handler_pool.h"
+#include "pool/wait_word.h"
 #include "sync/mpmc_ring.h"
 #include "sync/spin_wait.h"
 
@@ -32,7 +33,7 @@ struct RingPoolOptions {
 
   /// The order of the two steps of a park. Only announce_then_recheck is correct; the
   /// reverse is kept, selectable, as the negative control the lost-wakeup tests catch.
-  enum class ParkOrder { announce_then_recheck, recheck_then_announce };
+  using ParkOrder = pool::ParkOrder;  // pool/wait_word.h, where the two steps live
   ParkOrder park_order = ParkOrder::announce_then_recheck;
 
   /// A test hook run between the park's two steps (empty in production). A test blocks a
@@ -65,6 +66,12 @@ struct RingPoolOptions {
   /// race without chapter 02's stolen-credit hole in front of it (a busy thread then sees a
   /// pill only when it next parks). true (the default) keeps chapter 02's design, hole and all.
   bool lane_poll_takes_pokes = true;
+
+  /// How a lane poll that ate a poke gives its credit back (pool/wait_word.h). Only fenced
+  /// is correct; relaxed_only is the negative control, refuted by the relaxed-memory model
+  /// (code/models/ring_pool_model.cpp). On x86 the two run alike: the locked fetch_sub is a
+  /// full barrier, so no run-time test can tell them apart.
+  CreditReturn credit_return = CreditReturn::fenced;
 
   /// The order of the loop's two steps before it waits (raise its flag, re-check the
   /// completion ring). Only announce_then_recheck is correct; the reverse is the loop
@@ -118,6 +125,7 @@ class RingPool final : public HandlerPool {
             stats::ThreadStats& loop_stats) override;
   void submit(Job* job) override;
   bool ready_to_wait() override;
+  void before_nonblocking_poll() override;
   void after_wait() override;
   std::size_t stop(std::int64_t deadline_ns) override;
 

@@ -106,6 +106,10 @@ int Worker::before_poll() {
   return timeout;
 }
 
+void Worker::before_nonblocking_poll() {
+  if (pool_) pool_->before_nonblocking_poll();  // no loop spin on a turn that only looks
+}
+
 void Worker::after_poll(int timeout_ms) {
   loop_stats_.add(timeout_ms == 0 ? stats::Counter::loop_polls : stats::Counter::loop_waits);
   loop_stats_.add(stats::Counter::syscalls);  // the epoll_wait

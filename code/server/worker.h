@@ -136,6 +136,7 @@ class Worker final : public pool::FrameSink, evloop::PollHooks {
   int wait_timeout_ms() const;
   // One turn's two ends, shared by the plain loop and the EventLoop (whose poll calls them).
   int before_poll() override;
+  void before_nonblocking_poll() override;
   void after_poll(int timeout_ms) override;
   void run_inline(Connection& conn, std::uint64_t seq, const http::Request& request, const http::Handler& handler);
   evloop::Task<void> run_coroutine(std::uint64_t conn_id, std::uint64_t seq, http::Request request,

@@ -16,7 +16,22 @@ namespace handoff::stack {
 
 std::int64_t buzz_ns_from_us(std::int64_t buzz_us) noexcept { return buzz_us < 0 ? -1 : buzz_us * 1000; }
 
-NetworkStack::NetworkStack(NetworkStackOptions options) : lock_(options.lock), pool_(options.pool) {}
+StackLockOptions NetworkStack::with_top_up(StackLockOptions lock, NetworkStack* stack) noexcept {
+  lock.before_release = [](void* self) noexcept { static_cast<NetworkStack*>(self)->top_up_locked(); };
+  lock.before_release_context = stack;
+  return lock;
+}
+
+NetworkStack::NetworkStack(NetworkStackOptions options) : lock_(with_top_up(options.lock, this)), pool_(options.pool) {}
+
+void NetworkStack::top_up_locked() noexcept {
+  // The holder tops the lock-free pool up from the reserve before it lets go, on every path
+  // that unlocks (the lock calls this from its unlock, after the deferred sends it ran have
+  // given their buffers back), so a send finds the pool empty only when more replies are in
+  // flight at once than the pool and the last top-up hold: at a new peak, as seed 004
+  // counted them (47-50 a run).
+  if (pool_.reserve_locked() >= pool_.refill_batch()) pool_.refill_locked();
+}
 
 namespace {
 // relaxed: statistics; they order nothing.
@@ -110,11 +125,7 @@ void NetworkStack::count_wait(stats::ThreadStats* counts, std::int64_t waited_ns
 }
 
 void NetworkStack::unlock(stats::ThreadStats* counts) noexcept {
-  // The holder tops the lock-free pool up from the reserve before it lets go, so a send finds
-  // the pool empty only when more replies are in flight at once than the pool and the last
-  // top-up hold: at a new peak, as seed 004 counted them (47-50 a run).
-  if (pool_.reserve_locked() >= pool_.refill_batch()) pool_.refill_locked();
-  count_unlock(counts, lock_.unlock());
+  count_unlock(counts, lock_.unlock());  // the lock's unlock tops the pool up (top_up_locked)
 }
 
 // Charge an unlock's wake and hand-off to the thread that made it.

@@ -10,8 +10,10 @@
 //     If the pool is empty, it takes the stack lock (blocking: Onload's send, finding nothing
 //     to fill, does the same), refills the pool from the reserve and sends from the caller's
 //     bytes under the lock (counted: pool-empty sends). Every holder tops the pool up from
-//     the reserve before it unlocks, so the pool runs dry only at a new peak of replies in
-//     flight;
+//     the reserve before it unlocks, on every path (the lock runs the top-up from its own
+//     unlock, after the deferred sends it ran gave their buffers back:
+//     StackLockOptions::before_release), so the pool runs dry only at a new peak of replies
+//     in flight;
 //  2. needs the stack lock to transmit: a try-lock; if it is held, the send is left in the
 //     lock word for the holder (the deferred send), who transmits it before it unlocks; past
 //     the deferral limit the thread blocks on the lock and transmits itself;
@@ -55,11 +57,11 @@ struct NetworkStackOptions {
 
 /// How one send went.
 enum class SendPath {
-  direct,          ///< the try-lock succeeded: transmitted on this thread
-  deferred,        ///< the lock was held: left to the holder, who transmits before unlocking
-  after_wait,      ///< the deferral list was full: this thread blocked on the lock and transmitted
-  pool_empty,      ///< no packet buffer: this thread took the lock, refilled and transmitted
-  large,           ///< more than a packet buffer: transmitted under the lock, taken blocking
+  direct,      ///< the try-lock succeeded: transmitted on this thread
+  deferred,    ///< the lock was held: left to the holder, who transmits before unlocking
+  after_wait,  ///< the deferral list was full: this thread blocked on the lock and transmitted
+  pool_empty,  ///< no packet buffer: this thread took the lock, refilled and transmitted
+  large,       ///< more than a packet buffer: transmitted under the lock, taken blocking
 };
 
 /// One socket as its stack sees it: the descriptor and its send queue. The owner (the one
@@ -127,7 +129,8 @@ class NetworkStack {
   /// `counts`, if given, is the calling thread's record: it is bumped for the events this
   /// call caused (contends, deferrals, pool-empty sends, and the wakes and hand-offs of any
   /// unlock this call made).
-  SendResult send(StackSocket& socket, const void* data, std::size_t len, stats::ThreadStats* counts = nullptr) noexcept;
+  SendResult send(StackSocket& socket, const void* data, std::size_t len,
+                  stats::ThreadStats* counts = nullptr) noexcept;
 
   /// The socket's output edge: take the lock (blocking) and transmit its send queue.
   /// Returns what is still queued.
@@ -158,6 +161,9 @@ class NetworkStack {
   /// list of 32 more).
   static constexpr std::int64_t kLongWaitNs = 1'000'000;
   void unlock(stats::ThreadStats* counts) noexcept;
+  /// The lock's before_release: under the lock, on every path that unlocks it.
+  static StackLockOptions with_top_up(StackLockOptions lock, NetworkStack* stack) noexcept;
+  void top_up_locked() noexcept;
   static void count_unlock(stats::ThreadStats* counts, const UnlockResult& r) noexcept;
 
   StackLock lock_;

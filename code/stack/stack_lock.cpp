@@ -50,8 +50,7 @@ bool StackLock::try_lock_word(std::uint32_t& w, std::uint32_t extra) noexcept {
   // acquire: pairs with the release CAS in unlock() that cleared LOCKED: the last holder's
   // critical section, and the deferred work it ran, happen-before ours. Failure: relaxed,
   // the caller only looks at the fresh value again.
-  return word_.compare_exchange_strong(w, w | kLocked | extra, std::memory_order_acquire,
-                                       std::memory_order_relaxed);
+  return word_.compare_exchange_strong(w, w | kLocked | extra, std::memory_order_acquire, std::memory_order_relaxed);
 }
 
 bool StackLock::try_lock() noexcept {
@@ -200,11 +199,13 @@ UnlockResult StackLock::unlock() noexcept {
       }
       continue;
     }
+    // The list is empty: the owner's last act as holder (StackLockOptions::before_release).
+    // If a push lands before the CAS below, the loop runs it and comes here again.
+    if (options_.before_release != nullptr) options_.before_release(options_.before_release_context);
     if ((w & kHandoffWanted) != 0) {
       // Keep LOCKED (and NEED_WAKE for the other sleepers); withdraw the request. relaxed:
       // the requester learns of the hand-off from handoff_, not from this word.
-      if (word_.compare_exchange_strong(w, w & ~kHandoffWanted, std::memory_order_relaxed,
-                                        std::memory_order_relaxed)) {
+      if (word_.compare_exchange_strong(w, w & ~kHandoffWanted, std::memory_order_relaxed, std::memory_order_relaxed)) {
         // release: pairs with wait_for_handoff()'s acquire load: our critical section and
         // the deferred work run above happen-before the new owner's.
         handoff_.store(1, std::memory_order_release);

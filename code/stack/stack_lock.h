@@ -61,14 +61,14 @@ struct DeferredWork {
 
 /// The points a test may stop a thread at (StackLockHooks). Production passes no hooks.
 enum class StackLockPoint {
-  before_sleep,       ///< a waiter flagged NEED_WAKE and is about to FUTEX_WAIT on the word
-  woken,              ///< a waiter's FUTEX_WAIT returned; it has not re-read the word yet
-  handoff_requested,  ///< a starving waiter set HANDOFF_WANTED and will sleep for the hand-off
-  handoff_received,   ///< a requester was handed the lock (it owns it now)
-  defer_full,         ///< lock_or_defer found kDeferLimit items queued and will block instead
-  released,           ///< unlock's releasing CAS succeeded; the wake (if any) is not yet sent
-  handoff_wait,       ///< a requester is about to read the hand-off token (each look)
-  handoff_token_read, ///< a requester has read (or taken) the token; it has not acted on it yet
+  before_sleep,        ///< a waiter flagged NEED_WAKE and is about to FUTEX_WAIT on the word
+  woken,               ///< a waiter's FUTEX_WAIT returned; it has not re-read the word yet
+  handoff_requested,   ///< a starving waiter set HANDOFF_WANTED and will sleep for the hand-off
+  handoff_received,    ///< a requester was handed the lock (it owns it now)
+  defer_full,          ///< lock_or_defer found kDeferLimit items queued and will block instead
+  released,            ///< unlock's releasing CAS succeeded; the wake (if any) is not yet sent
+  handoff_wait,        ///< a requester is about to read the hand-off token (each look)
+  handoff_token_read,  ///< a requester has read (or taken) the token; it has not acted on it yet
 };
 
 /// A test's window into the lock's slow paths (the DeterministicSchedule idea, reduced to
@@ -89,6 +89,12 @@ struct StackLockOptions {
   std::int64_t handoff_after_ns = 0;
   /// Test hooks; nullptr in production.
   StackLockHooks* hooks = nullptr;
+  /// Run by the holder under the lock each time its unlock() is about to release or hand
+  /// off the lock, after any deferred work it ran (so what that work gave back is seen):
+  /// the owner's last act as holder, whichever path unlocked (NetworkStack tops its packet
+  /// pool up here). nullptr: nothing.
+  void (*before_release)(void* context) noexcept = nullptr;
+  void* before_release_context = nullptr;
   /// true: a requester takes the hand-off token with one exchange. false: with a load and a
   /// store, the broken take two requesters can both win (kept only for the test that shows it).
   bool handoff_take_by_exchange = true;
@@ -97,16 +103,16 @@ struct StackLockOptions {
 /// Totals since construction, all threads (relaxed counters: a recent value, not a cut).
 /// Names follow Onload's stackdump where it has one.
 struct StackLockCounters {
-  std::uint64_t locks = 0;             ///< lock() / lock_or_defer() calls that ended holding it
-  std::uint64_t lock_contends = 0;     ///< takes whose first CAS found the lock held
-  std::uint64_t lock_buzz_catches = 0; ///< contended takes won while buzzing (no sleep)
-  std::uint64_t lock_sleeps = 0;       ///< FUTEX_WAITs on the lock word (a sleep per wait)
-  std::uint64_t lock_wakes = 0;        ///< FUTEX_WAKEs sent by unlock() (Onload: lock_wakes)
-  std::uint64_t deferred_work = 0;     ///< items pushed for the holder (Onload: deferred_work)
-  std::uint64_t deferred_run = 0;      ///< items a holder ran before unlocking
-  std::uint64_t deferred_full = 0;     ///< deferrals refused at kDeferLimit (the caller blocked)
-  std::uint64_t handoff_requests = 0;  ///< starving waiters that set HANDOFF_WANTED
-  std::uint64_t lock_handoffs = 0;     ///< unlocks that handed the lock over instead of releasing
+  std::uint64_t locks = 0;              ///< lock() / lock_or_defer() calls that ended holding it
+  std::uint64_t lock_contends = 0;      ///< takes whose first CAS found the lock held
+  std::uint64_t lock_buzz_catches = 0;  ///< contended takes won while buzzing (no sleep)
+  std::uint64_t lock_sleeps = 0;        ///< FUTEX_WAITs on the lock word (a sleep per wait)
+  std::uint64_t lock_wakes = 0;         ///< FUTEX_WAKEs sent by unlock() (Onload: lock_wakes)
+  std::uint64_t deferred_work = 0;      ///< items pushed for the holder (Onload: deferred_work)
+  std::uint64_t deferred_run = 0;       ///< items a holder ran before unlocking
+  std::uint64_t deferred_full = 0;      ///< deferrals refused at kDeferLimit (the caller blocked)
+  std::uint64_t handoff_requests = 0;   ///< starving waiters that set HANDOFF_WANTED
+  std::uint64_t lock_handoffs = 0;      ///< unlocks that handed the lock over instead of releasing
 };
 
 /// What one lock() did, for a caller that attributes it to its own thread's counters.
@@ -125,9 +131,9 @@ struct UnlockResult {
 
 /// How lock_or_defer() disposed of the work.
 enum class DeferOutcome {
-  ran_here,      ///< the lock was free: the work ran on this thread, and the lock is released
-  deferred,      ///< the lock was held: the holder will run the work before it unlocks
-  ran_after_wait ///< kDeferLimit items were queued: this thread took the lock (blocking) and ran it
+  ran_here,       ///< the lock was free: the work ran on this thread, and the lock is released
+  deferred,       ///< the lock was held: the holder will run the work before it unlocks
+  ran_after_wait  ///< kDeferLimit items were queued: this thread took the lock (blocking) and ran it
 };
 
 /// The stack lock. Guarantee: mutual exclusion; every deferred item runs exactly once, on a
@@ -176,7 +182,7 @@ class StackLock {
   static constexpr std::uint32_t kHandoffWanted = 1U << 2;  ///< a starving waiter asks for it
   static constexpr unsigned kHeadShift = 8;                 ///< bits 8..15: list head, slot + 1
   static constexpr std::uint32_t kHeadMask = 0xffU << kHeadShift;
-  static constexpr unsigned kCountShift = 16;               ///< bits 16..23: list length
+  static constexpr unsigned kCountShift = 16;  ///< bits 16..23: list length
   static constexpr std::uint32_t kCountMask = 0xffU << kCountShift;
 
  private:

@@ -43,6 +43,8 @@
 #include <type_traits>
 #include <utility>
 
+#include "sync/atomics.h"
+
 namespace handoff::sync {
 
 /// A bounded MPMC ring of T, capacity a power of two (at least 2), fixed at construction.
@@ -65,7 +67,10 @@ namespace handoff::sync {
 /// a claimed cell must be published whatever happens, or the ring stops at it forever. The
 /// const T& push copies into a temporary BEFORE claiming a cell, so a throwing copy leaves
 /// the ring untouched.
-template <class T>
+///
+/// Atoms is the atomics seam (sync/atomics.h): the product's StdAtomics, or a model
+/// checker's atomics, so that the models in code/models/ run this very ring.
+template <class T, class Atoms = StdAtomics>
 class MpmcRing {
   static_assert(std::is_nothrow_move_constructible_v<T>,
                 "MpmcRing<T>: a claimed cell must be published, so moving T must not throw");
@@ -81,6 +86,13 @@ class MpmcRing {
     if (capacity < 2 || (capacity & (capacity - 1)) != 0) {
       throw std::invalid_argument("MpmcRing: capacity must be a power of two and at least 2, got " +
                                   std::to_string(capacity));
+    }
+    if constexpr (std::is_same_v<Atoms, StdAtomics>) {  // a model's atomics have their own layout
+      static_assert(std::is_standard_layout_v<Counters>);
+      static_assert(offsetof(Counters, dequeue_pos) - offsetof(Counters, enqueue_pos) >= 64,
+                    "producers' and consumers' counters must not share a cache line");
+      static_assert(alignof(Counters) >= 64 && sizeof(Counters) % 64 == 0,
+                    "nothing else may share the consumers' counter's cache line");
     }
     cells_ = std::make_unique<Cell[]>(capacity);
     for (std::size_t i = 0; i < capacity; ++i) {
@@ -202,7 +214,7 @@ class MpmcRing {
 
  private:
   struct Cell {
-    std::atomic<std::size_t> seq{0};
+    typename Atoms::template atomic<std::size_t> seq{0};
     alignas(T) unsigned char storage[sizeof(T)];  // NOLINT(bugprone-sizeof-expression): T may be a pointer
     T* item() noexcept { return std::launder(reinterpret_cast<T*>(storage)); }
   };
@@ -212,14 +224,9 @@ class MpmcRing {
   // constants may change between builds, so we do not use them). The struct is aligned to
   // 64, so whatever follows it in memory starts on a fresh line too.
   struct Counters {
-    alignas(64) std::atomic<std::size_t> enqueue_pos{0};
-    alignas(64) std::atomic<std::size_t> dequeue_pos{0};
-  };
-  static_assert(std::is_standard_layout_v<Counters>);
-  static_assert(offsetof(Counters, dequeue_pos) - offsetof(Counters, enqueue_pos) >= 64,
-                "producers' and consumers' counters must not share a cache line");
-  static_assert(alignof(Counters) >= 64 && sizeof(Counters) % 64 == 0,
-                "nothing else may share the consumers' counter's cache line");
+    alignas(64) typename Atoms::template atomic<std::size_t> enqueue_pos{0};
+    alignas(64) typename Atoms::template atomic<std::size_t> dequeue_pos{0};
+  };  // the layout is checked in the constructor (for the product's atomics)
 
   bool push_value(T& v) noexcept {
     // [ring.push]

@@ -43,9 +43,9 @@ struct QueuePoolCounts {
   std::uint64_t checkin_turns = 0;
   std::uint64_t burst_checkins = 0;
   std::uint64_t burst_max = 0;
-  std::size_t open = 0;                 ///< connections open or opening now (pool_size + overflow)
-  std::size_t peak_open = 0;            ///< the most `open` has been
-  std::size_t idle = 0;                 ///< connections in the idle queue now
+  std::size_t open = 0;       ///< connections open or opening now (pool_size + overflow)
+  std::size_t peak_open = 0;  ///< the most `open` has been
+  std::size_t idle = 0;       ///< connections in the idle queue now
 };
 
 /// SQLAlchemy's QueuePool (lib/sqlalchemy/pool/impl.py, with the asyncio queue of
@@ -55,15 +55,16 @@ struct QueuePoolCounts {
 /// checkout returns); else, below pool_size + max_overflow open, a new one (opened through
 /// the Connector); else the checkout waits, in FIFO order, for at most `timeout`.
 /// checkin(): a connection no longer usable is closed (its slot goes to the first waiter as a
-/// new connection, or is freed); a usable one joins the idle queue, or is closed when the
-/// queue already holds pool_size (closed_on_checkin: the overflow shrinks). A check-in into
-/// the queue wakes the first waiter the way an asyncio future does: the waiter's timer is
-/// cancelled at once (a served waiter never also times out, and its timer costs no wake),
-/// and the waiter takes its connection when its callback runs, later in the loop. Until then
-/// the connection sits in the idle queue, reserved for it (no later checkout takes it), and
-/// counts against the queue's capacity: that is how a burst of check-ins in one turn fills
-/// the queue and closes the rest. As in SQLAlchemy, a waiter is served only by a check-in;
-/// a slot freed by a close does not wake it.
+/// new connection, opened on the loop's next turn if someone still waits then, or is
+/// freed); a usable one joins the idle queue, or is closed when the queue already holds
+/// pool_size (closed_on_checkin: the overflow shrinks). A check-in into the queue wakes the
+/// first waiter the way an asyncio future does: the waiter's timer is cancelled at once (a
+/// served waiter never also times out, and its timer costs no wake), and the waiter takes
+/// its connection when its callback runs, later in the loop. Until then the connection sits
+/// in the idle queue, reserved for it (no later checkout takes it), and counts against the
+/// queue's capacity: that is how a burst of check-ins in one turn fills the queue and closes
+/// the rest. As in SQLAlchemy, a waiter is served only by a check-in; a slot freed by a
+/// close does not wake it.
 ///
 /// Where it differs. Left out: pool_size 0 (no limit), max_overflow -1 (no overflow limit),
 /// LIFO, recycling, pre-ping. asyncio's queue lets a get() that finds the queue non-empty
@@ -141,7 +142,20 @@ class QueuePool {
       if (waiters_.empty()) {
         --counts_.open;
       } else {
-        open_for(pop_waiter());  // the slot passes to the first waiter, as a new connection
+        // The slot passes to the first waiter, as a new connection, opened on the loop's
+        // next turn rather than here: a check-in from a destructor (a coroutine destroyed
+        // at the drain deadline, its lease with it) would otherwise start a connect and a
+        // login for a waiter that is itself about to be destroyed, on a loop that never
+        // turns again: a connection nothing owns (issue 27). A waiter withdrawn before the
+        // turn frees the slot instead; so does a pool destroyed before it.
+        loop_.call_soon([alive = std::weak_ptr<char>(alive_), this] {
+          if (alive.expired()) return;
+          if (waiters_.empty()) {
+            --counts_.open;
+          } else {
+            open_for(pop_waiter());
+          }
+        });
       }
       return;
     }
@@ -231,8 +245,8 @@ class QueuePool {
   std::size_t reserved_ = 0;   // idle connections promised to woken waiters that have not run
   std::list<Waiter> waiters_;  // FIFO; a list, so that a timer may hold its waiter's position
   QueuePoolCounts counts_;
-  std::uint64_t burst_turn_ = 0;    // the loop turn of the latest check-in
-  std::uint64_t burst_length_ = 0;  // check-ins in that turn so far
+  std::uint64_t burst_turn_ = 0;                            // the loop turn of the latest check-in
+  std::uint64_t burst_length_ = 0;                          // check-ins in that turn so far
   std::shared_ptr<char> alive_ = std::make_shared<char>();  // callbacks outliving the pool see it expired
 };
 

@@ -409,6 +409,41 @@ struct RecordingHooks final : handoff::evloop::PollHooks {
 };
 }  // namespace
 
+namespace {
+/// Poll hooks whose before_poll() spins for 300 ms, as a pool with a loop spin does while a
+/// job is in flight (RingPoolOptions::loop_spin), and counts which hook the loop called.
+struct SpinningHooks final : handoff::evloop::PollHooks {
+  int before = 0, nonblocking = 0;
+  int before_poll() override {
+    ++before;
+    std::this_thread::sleep_for(300ms);  // the spin: it burns the turn either way
+    return -1;
+  }
+  void before_nonblocking_poll() override { ++nonblocking; }
+  void after_poll(int) override {}
+};
+}  // namespace
+
+TEST_CASE("event loop: a turn with callbacks ready asks its hooks for no wait, so a pool's loop spin never delays them",
+          "[evloop][ch04]") {
+  Watchdog dog(10s, "no spin before a poll that will not block");
+  EventLoop loop;
+  SpinningHooks hooks;
+  loop.set_poll_hooks(&hooks);
+  bool ran = false;
+  loop.call_soon([&] { ran = true; });
+  const auto start = std::chrono::steady_clock::now();
+  loop.run_once(50);  // the callback is ready when the turn polls: the poll only looks
+  const auto took = std::chrono::steady_clock::now() - start;
+  CHECK(ran);
+  CHECK(took < 200ms);  // with the spin before it (the old loop), 300 ms at least
+  CHECK(hooks.before == 0);
+  CHECK(hooks.nonblocking == 1);
+  CHECK(loop.counts().nonblocking_hook_calls == 1);
+  loop.run_once(1);  // nothing ready: a turn that may block prepares its wait
+  CHECK(hooks.before == 1);
+}
+
 TEST_CASE("event loop: run_once runs one turn, its poll capped by the hooks and by its argument", "[evloop][ch04]") {
   Watchdog dog(10s, "run_once");
   EventLoop loop;

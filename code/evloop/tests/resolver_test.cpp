@@ -270,6 +270,77 @@ TEST_CASE("resolver: a cancelled lookup never reaches the lookup function and it
   CHECK_FALSE(rig->held_too_long);
 }
 
+namespace {
+
+/// What one forced race of a cancel against a take came to.
+struct CancelRace {
+  bool cancel_returned_while_held;  ///< cancel() returned while the thread was between take and read
+  bool callback_ran;
+  std::uint64_t run, skipped;
+};
+
+/// A cancel raced against the take, forced: the resolver's one thread is held by the
+/// after_take hook (under the resolver's lock, between taking the lookup off the queue and
+/// reading its cancelled flag) for up to 300 ms while this thread, the loop's, cancels. A
+/// cancel that returns while the thread is held there has no order with the thread's read
+/// of the flag: the memory model lets the read miss it, and a lookup cancelled while it
+/// waited could then reach libc. Under the lock, the cancel waits for the take to finish.
+CancelRace race_cancel_against_take(ResolverOptions::CancelStore store) {
+  EventLoop loop;
+  std::mutex mu;
+  std::condition_variable cv;
+  bool taken = false, cancel_returned = false, seen_returned = false;  // under mu
+  bool ran = false;                                                    // loop thread only
+  ResolverOptions options;
+  options.max_threads = 1;
+  options.cancel_store = store;
+  options.lookup = [](const LookupRequest&) { return Resolution{}; };
+  options.after_take = [&] {
+    std::unique_lock lock(mu);
+    taken = true;
+    cv.notify_all();
+    seen_returned = cv.wait_for(lock, 300ms, [&] { return cancel_returned; });
+  };
+  Resolver resolver(loop, std::move(options));
+  Lookup lookup = resolver.resolve(host("x"), [&](Resolution) { ran = true; });
+  {
+    std::unique_lock lock(mu);
+    REQUIRE(cv.wait_for(lock, 5s, [&] { return taken; }));
+  }
+  lookup.cancel();  // under the lock: waits until the thread has read the flag
+  {
+    std::lock_guard lock(mu);
+    cancel_returned = true;
+  }
+  cv.notify_all();
+  REQUIRE(eventually([&] {
+    const auto c = resolver.counts();
+    return c.running == 0 && c.lookups_run + c.lookups_skipped == 1;
+  }));
+  for (int i = 0; i < 5; ++i) loop.run_once(0);
+  const auto c = resolver.counts();
+  std::lock_guard lock(mu);
+  return {seen_returned, ran, c.lookups_run, c.lookups_skipped};
+}
+
+}  // namespace
+
+TEST_CASE("resolver: a cancel is ordered with the take of its lookup by the resolver's lock", "[resolver][ch04]") {
+  Watchdog dog(20s, "resolver cancel against take");
+  const CancelRace r = race_cancel_against_take(ResolverOptions::CancelStore::under_lock);
+  CHECK_FALSE(r.cancel_returned_while_held);  // it waited for the take: taken first, so it runs
+  CHECK(r.run == 1);
+  CHECK_FALSE(r.callback_ran);  // and its result is dropped
+}
+
+TEST_CASE("resolver: a cancel outside the lock returns mid-take, unordered with the read (negative control)",
+          "[resolver][ch04]") {
+  Watchdog dog(20s, "resolver cancel against take, outside the lock");
+  const CancelRace r = race_cancel_against_take(ResolverOptions::CancelStore::outside_lock);
+  CHECK(r.cancel_returned_while_held);  // the race the memory model leaves open
+  CHECK_FALSE(r.callback_ran);
+}
+
 TEST_CASE("resolver: a lookup cancelled after its result was posted does not run its callback", "[resolver][ch04]") {
   Watchdog dog(30s, "resolver cancel after post");
   EventLoop loop;

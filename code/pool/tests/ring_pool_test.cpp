@@ -156,6 +156,33 @@ TEST_CASE("ring pool: a loop that spins for an answer in flight is never poked",
   CHECK(rig.pool_counter(stats::Counter::completion_pokes) == 0);
 }
 
+TEST_CASE("ring pool: a turn that will not block runs no loop spin, though an answer is in flight", "[pool][ch04]") {
+  testkit::Watchdog dog(20s, "no loop spin before a poll that only looks");
+  auto o = options(Order::announce_then_recheck);
+  o.loop_spin.spin_ns = 300'000'000;  // the loop spin: 300 ms for a frame
+  o.loop_spin.yield_after_ns = 0;
+  Rig<pool::RingPool> rig(1, o);
+  std::atomic<bool> release{false};  // relaxed: a test flag polled in a bounded loop
+  const http::Handler held = [&](const http::Request&, http::Responder& out) {
+    eventually([&] { return release.load(std::memory_order_relaxed); }, 5s);
+    out.send(http::Response{200, "text/plain", {}, "held"});
+  };
+  rig.pool.submit(make_job(0, held));  // in flight until released: a spin would wait for it
+  auto start = Clock::now();
+  rig.pool.before_nonblocking_poll();  // a turn with callbacks ready (evloop/event_loop.cpp)
+  CHECK(Clock::now() - start < 150ms);
+  CHECK_FALSE(rig.pool.loop_waiting());  // and no flag raised for a wait that will not come
+  rig.pool.after_wait();
+  // Negative control: what the loop called on the same turn before issue 27 spins its budget.
+  start = Clock::now();
+  const bool may_wait = rig.pool.ready_to_wait();
+  CHECK(Clock::now() - start >= 250ms);
+  CHECK(may_wait);
+  rig.pool.after_wait();
+  release.store(true, std::memory_order_relaxed);
+  REQUIRE(rig.run_until(1));
+}
+
 namespace {
 
 const http::Handler kSlow300 = [](const http::Request&, http::Responder& out) {

@@ -146,6 +146,7 @@ class TalliedPool final : public pool::HandlerPool, public pool::FrameSink {
     inner_->submit(job);
   }
   bool ready_to_wait() override { return inner_->ready_to_wait(); }
+  void before_nonblocking_poll() override { inner_->before_nonblocking_poll(); }
   void after_wait() override { inner_->after_wait(); }
   std::size_t stop(std::int64_t deadline_ns) override { return inner_->stop(deadline_ns); }
   void on_frame(pool::Frame& frame) override {

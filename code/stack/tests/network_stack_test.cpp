@@ -12,9 +12,9 @@
 #include <unistd.h>
 
 #include <atomic>
-#include <memory>
 #include <cerrno>
 #include <chrono>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <thread>
@@ -139,6 +139,33 @@ TEST_CASE("network stack: the holder's top-up at unlock keeps one sender from ev
   CHECK(stack.snapshot().pool.refills > 0);
 }
 
+TEST_CASE("network stack: the unlock that runs deferred sends tops their buffers up into the pool", "[stack][ch05]") {
+  Watchdog dog(10s, "top-up after deferred sends");
+  NetworkStackOptions o;
+  o.pool.packets = 2;
+  o.pool.free_pool = 2;  // both buffers in the lock-free pool, none in the reserve
+  o.pool.refill_batch = 2;
+  NetworkStack stack(o);
+  Pair p;
+  StackSocket s(p.tx());
+  REQUIRE(stack.lock().try_lock());  // this thread holds the lock: another thread's sends defer
+  std::vector<SendPath> paths;
+  std::thread t([&] {
+    for (int i = 0; i < 2; ++i) paths.push_back(stack.send(s, "d", 1).path);  // takes both buffers
+  });
+  t.join();
+  REQUIRE(paths == std::vector<SendPath>{SendPath::deferred, SendPath::deferred});
+  // The unlock runs both sends; each gives its buffer back to the reserve, under the lock,
+  // after any check a holder made before calling unlock. The lock's before_release tops the
+  // pool up after them (before issue 27 nothing did, and the reserve kept both buffers).
+  stack.lock().unlock();
+  CHECK(read_now(p.rx()) == "dd");
+  CHECK(stack.snapshot().pool.refilled == 2);  // one batch: both buffers
+  // So the next send finds a buffer in the lock-free pool (before: the pool-empty path).
+  CHECK(stack.send(s, "n", 1).path == SendPath::direct);
+  CHECK(stack.snapshot().pool_empty_sends == 0);
+}
+
 TEST_CASE("network stack: a send larger than a packet buffer is sent whole under the lock", "[stack][ch05]") {
   NetworkStackOptions o;
   o.pool.packet_bytes = 16;
@@ -256,7 +283,7 @@ TEST_CASE("network stack: what the kernel does not take waits in the socket's se
     stack.send(s, msg.data(), msg.size());
     sent += msg;
   }
-  REQUIRE(s.queued() > 0);  // the socket filled: the rest was queued, not lost
+  REQUIRE(s.queued() > 0);        // the socket filled: the rest was queued, not lost
   for (int i = 0; i < 20; ++i) {  // later sends go behind the queue
     const std::string msg = "after" + std::to_string(i) + "\n";
     stack.send(s, msg.data(), msg.size());

@@ -46,6 +46,7 @@ struct Rig {
       : pool(
             loop,
             [this](Pool::Served done) {
+              ++connects;
               loop.call_soon([this, done] {
                 if (fail_opens > 0) {
                   --fail_opens;
@@ -82,6 +83,7 @@ struct Rig {
   int last_id = 0;
   int closes = 0;
   int fail_opens = 0;
+  int connects = 0;  // times the pool asked the connector for a connection
   std::vector<Conn> held;
   std::vector<std::string> errors;
   Pool pool;
@@ -286,6 +288,29 @@ TEST_CASE("queue pool: a connection checked in unusable is closed, and its slot 
   r.held.clear();
   CHECK(r.pool.counts().open == 0);
   CHECK(r.pool.counts().idle == 0);
+}
+
+TEST_CASE("queue pool: a waiter withdrawn right after a broken check-in costs no connect", "[queue_pool][ch04]") {
+  // The drain deadline's shape (issue 27): cancel_all destroys a coroutine holding a lease
+  // with a query in flight (its connection checks in unusable), then the coroutine waiting
+  // behind it (which withdraws its checkout), and the loop never turns again.
+  Watchdog dog(10s, "queue pool broken check-in, waiter withdrawn");
+  Rig r(opts(1, 0));
+  r.checkout(1);
+  r.run_until_held(1);
+  REQUIRE(r.connects == 1);
+  Conn broken = std::move(r.held.front());
+  r.held.clear();
+  broken->ok = false;
+  bool served = false;
+  const Pool::Ticket waiter = r.pool.checkout([&](Conn, std::string) { served = true; });
+  r.pool.checkin(std::move(broken));
+  CHECK(r.connects == 1);          // no connect started from inside the check-in
+  CHECK(r.pool.withdraw(waiter));  // the waiter still waited: it leaves
+  for (int i = 0; i < 3; ++i) r.loop.run_once(0);
+  CHECK(r.connects == 1);            // and nobody opens for it
+  CHECK(r.pool.counts().open == 0);  // its slot is free
+  CHECK_FALSE(served);
 }
 
 TEST_CASE("queue pool: a failed open hands its error to the checkout and frees its slot", "[queue_pool][ch04]") {

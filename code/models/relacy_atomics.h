@@ -1,0 +1,167 @@
+// models/relacy_atomics: the atomics seam's model-checker side: Relacy's atomics behind the
+// interface of sync/atomics.h (chapter 03).
+// Role: instantiate the product's protocol templates (the ring, the wait word, the flags)
+// with atomics that Relacy Race Detector (Debian's relacy-dev, by Dmitry Vyukov) controls:
+// it runs the test's threads as fibers, picks every interleaving (full search) and, for
+// each load, any value the C++ memory model allows it to read, not only what x86 would
+// show. A store-buffering outcome that a fence forbids is then reported as a failure with
+// its history. Each operation records the caller's file and line (std::source_location),
+// so a failure's history names the product's own lines.
+//
+// Include this header before anything else that includes <relacy/relacy.hpp>: Relacy
+// spells its orders as macros (memory_order_relaxed → `mo_relaxed, $`) and replaces new,
+// delete and malloc; those would rewrite the product's headers, so they are undefined here
+// and the product's code keeps std::memory_order. (Memory is then not tracked by Relacy;
+// the models check orderings, not leaks.)
+#pragma once
+
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <source_location>
+#include <sstream>
+#include <string_view>
+
+#include <relacy/relacy.hpp>
+
+#undef memory_order_relaxed
+#undef memory_order_consume
+#undef memory_order_acquire
+#undef memory_order_release
+#undef memory_order_acq_rel
+#undef memory_order_seq_cst
+#undef new
+#undef delete
+#undef malloc
+#undef calloc
+#undef realloc
+#undef free
+
+namespace handoff::models {
+
+constexpr rl::memory_order to_rl(std::memory_order order) noexcept {
+  switch (order) {
+    case std::memory_order_relaxed:
+      return rl::mo_relaxed;
+    case std::memory_order_consume:
+      return rl::mo_consume;
+    case std::memory_order_acquire:
+      return rl::mo_acquire;
+    case std::memory_order_release:
+      return rl::mo_release;
+    case std::memory_order_acq_rel:
+      return rl::mo_acq_rel;
+    case std::memory_order_seq_cst:
+      return rl::mo_seq_cst;
+  }
+  return rl::mo_seq_cst;
+}
+
+inline rl::debug_info where(const std::source_location& at) noexcept {
+  return rl::debug_info(at.function_name(), at.file_name(), at.line());
+}
+
+/// The Atoms policy of sync/atomics.h over Relacy. Objects holding these atomics must be
+/// built inside a Relacy test (as members of the test suite, or in its before()).
+struct RelacyAtomics {
+  using here = std::source_location;
+  static constexpr auto sc = std::memory_order_seq_cst;
+
+  template <class T>
+  class atomic {
+   public:
+    atomic(T value = T(), here at = here::current()) { a_.store(value, rl::mo_relaxed, where(at)); }
+    atomic(const atomic&) = delete;
+    atomic& operator=(const atomic&) = delete;
+
+    T load(std::memory_order o = sc, here at = here::current()) const { return a_.load(to_rl(o), where(at)); }
+    void store(T v, std::memory_order o = sc, here at = here::current()) { a_.store(v, to_rl(o), where(at)); }
+    T exchange(T v, std::memory_order o = sc, here at = here::current()) { return a_.exchange(v, to_rl(o), where(at)); }
+    T fetch_add(T v, std::memory_order o = sc, here at = here::current()) {
+      return a_.fetch_add(v, to_rl(o), where(at));
+    }
+    T fetch_sub(T v, std::memory_order o = sc, here at = here::current()) {
+      return a_.fetch_sub(v, to_rl(o), where(at));
+    }
+    // A weak compare-and-swap is searched as a strong one. Every weak CAS in the product
+    // sits in a retry loop that re-reads the value it failed on, so a spurious failure only
+    // repeats a step; letting Relacy branch on it at each try makes a full search endless.
+    bool compare_exchange_weak(T& expected, T desired, std::memory_order o = sc, here at = here::current()) {
+      return a_.compare_exchange_strong(expected, desired, to_rl(o), where(at));
+    }
+    bool compare_exchange_weak(T& expected, T desired, std::memory_order success, std::memory_order failure,
+                               here at = here::current()) {
+      return a_.compare_exchange_strong(expected, desired, to_rl(success), where(at), to_rl(failure), where(at));
+    }
+    bool compare_exchange_strong(T& expected, T desired, std::memory_order o = sc, here at = here::current()) {
+      return a_.compare_exchange_strong(expected, desired, to_rl(o), where(at));
+    }
+    bool compare_exchange_strong(T& expected, T desired, std::memory_order success, std::memory_order failure,
+                                 here at = here::current()) {
+      return a_.compare_exchange_strong(expected, desired, to_rl(success), where(at), to_rl(failure), where(at));
+    }
+
+   private:
+    mutable rl::atomic<T> a_;
+  };
+
+  static void fence(std::memory_order o, here at = here::current()) { rl::atomic_thread_fence(to_rl(o), where(at)); }
+};
+
+/// The outcome of one search, for the model's report.
+struct SearchResult {
+  bool refuted;                   ///< Relacy found an execution that breaks an assertion
+  unsigned long long iterations;  ///< executions explored (full search: all of them, when not refuted)
+};
+
+/// Runs one Relacy test with the full search (every interleaving, every value the memory
+/// model allows each load). The history of a failing execution goes to stdout.
+template <class Test>
+SearchResult full_search(const char* name) {
+  rl::test_params p;
+  p.search_type = rl::sched_full;
+  p.iteration_count = 100'000'000;  // an upper bound; the full search ends when it has seen all
+  p.collect_history = std::getenv("HANDOFF_MODEL_HISTORY") != nullptr;
+  p.output_history = p.collect_history;
+  std::ostringstream progress;  // Relacy's percentages: not part of the report
+  p.progress_stream = &progress;
+  std::printf("-- %s\n", name);
+  std::fflush(stdout);
+  const bool ok = rl::simulate<Test>(p);
+  return {!ok, static_cast<unsigned long long>(p.stop_iteration)};
+}
+
+/// One check of a model executable: a search, and whether it must find a failure.
+struct Check {
+  const char* name;
+  SearchResult (*search)();
+  bool must_refute;  ///< a broken variant: the search must find the bad execution
+};
+
+/// The model executables' main: runs the check named by argv[1] (every check without
+/// one), says what each found, and exits 0 only when each correct variant held over the
+/// whole search and each broken variant was refuted.
+template <std::size_t N>
+int run_checks(int argc, char** argv, const Check (&checks)[N]) {
+  int failures = 0, ran = 0;
+  for (const Check& c : checks) {
+    if (argc > 1 && std::string_view(argv[1]) != c.name) continue;
+    ++ran;
+    const SearchResult r = c.search();
+    if (r.refuted) {
+      std::printf("%s: refuted at execution %llu%s\n", c.name, r.iterations,
+                  c.must_refute ? " (a broken variant: as it must be)" : " (THE CORRECT VARIANT FAILED)");
+    } else {
+      std::printf("%s: held over %llu executions (full search)%s\n", c.name, r.iterations,
+                  c.must_refute ? " (A BROKEN VARIANT PASSED: the model does not see what it must)" : "");
+    }
+    if (r.refuted != c.must_refute) ++failures;
+  }
+  if (ran == 0) {
+    std::printf("no check named %s\n", argc > 1 ? argv[1] : "");
+    return 2;
+  }
+  return failures == 0 ? 0 : 1;
+}
+
+}  // namespace handoff::models

@@ -1,0 +1,26 @@
+// sync/atomics: the seam between a wake protocol and the atomics it runs on (chapter 03).
+// Role: let the protocol code the product compiles run, unchanged, under a relaxed-memory
+// checker. A protocol is a template over an `Atoms` policy; the product's policy is
+// StdAtomics (std::atomic and std::atomic_thread_fence, nothing else, so it costs nothing),
+// and the models in code/models/ instantiate the same template with Relacy's atomics, which
+// explore the C++ memory model's weak orderings (what an ARMv8 core may do and x86 never
+// shows). folly's DeterministicSchedule does the same with its `Atom` template parameter.
+//
+// An Atoms policy provides:
+//   template <class T> using atomic = ...;   load/store/exchange/fetch_add/fetch_sub/
+//                                            compare_exchange_weak/strong, with std orders
+//   static void fence(std::memory_order);    a thread fence
+#pragma once
+
+#include <atomic>
+
+namespace handoff::sync {
+
+/// The product's atomics: the standard ones.
+struct StdAtomics {
+  template <class T>
+  using atomic = std::atomic<T>;
+  static void fence(std::memory_order order) noexcept { std::atomic_thread_fence(order); }
+};
+
+}  // namespace handoff::sync
