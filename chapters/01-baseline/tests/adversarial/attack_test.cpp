@@ -31,15 +31,12 @@ using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
 
 namespace {
-#if defined(HANDOFF_SANITIZED)
-// A sanitized server beside a hog that it is still serving runs several times slower, and
-// CI runs these tests two at a time on two cores: 2 s was missed there once (a hog's 800
-// streams still being written). "Promptly" is then 6 s; a stuck server still fails it.
-constexpr auto kServedWithin = 6000ms;
-#else
-constexpr auto kServedWithin = 2000ms;
-#endif
-/// A normal client gets its answer promptly.
+// "Served" means answered at all, not answered fast: a test here judges that one client's
+// attack does not stop the server answering another, and a verdict must not depend on how
+// fast the machine is (CI missed a 2 s bound once, a sanitized server beside a hog's 800
+// streams on two shared cores). 15 s only catches a server that is stuck.
+constexpr auto kServedWithin = 15000ms;
+/// A normal client gets its answer (see kServedWithin).
 void served(int port) {
   Client c(port);
   c.send(get("/"));
