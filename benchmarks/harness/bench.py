@@ -362,7 +362,8 @@ def cmd_all(args) -> int:
     if deferred:
         print(f"\nnot run: past the {args.budget_s:g} s budget; each line runs one of them:", file=sys.stderr)
         for argv in deferred:
-            print("  /usr/bin/python3 " + " ".join(shlex.quote(os.path.relpath(a) if os.path.isabs(a) else a)
+            here = os.getcwd() + os.sep
+            print("  /usr/bin/python3 " + " ".join(shlex.quote(os.path.relpath(a) if a.startswith(here) else a)
                                                 for a in argv), file=sys.stderr)
     print(f"\nbench all: results (JSON, CSV, plots) under {os.path.abspath(args.out)}")
     return status
