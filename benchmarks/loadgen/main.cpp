@@ -3,11 +3,11 @@
 // samples) where asked; exit 0 when the run completed, non-zero for usage or setup.
 #include <unistd.h>
 
-#include <CLI/CLI.hpp>
 #include <cstdio>
 #include <iostream>
 #include <memory>
 #include <string>
+#include "config/command_line.h"
 
 #include "loadgen/load.h"
 #include "loadgen/report.h"
@@ -26,7 +26,8 @@ using File = std::unique_ptr<std::FILE, FileCloser>;
 
 int main(int argc, char** argv) {
   using namespace handoff::loadgen;
-  CLI::App app{"loadgen: HTTP/1.1 load generator for the loopback interface (closed, paced and open models)"};
+  handoff::config::CommandLine cli{
+      "loadgen: HTTP/1.1 load generator for the loopback interface (closed, paced and open models)"};
   std::string url;
   LoadConfig config;
   double duration_s = 0;
@@ -38,41 +39,38 @@ int main(int argc, char** argv) {
   std::string samples_path;
   std::string progress = "auto";
 
-  app.add_option("url,--url", url, "target, http://HOST:PORT/path; HOST must be 127.x.y.z, localhost or [::1]")
+  cli.add_option("url,--url", url, "target, http://HOST:PORT/path; HOST must be 127.x.y.z, localhost or [::1]")
       ->required();
-  app.add_option("-c,--connections", config.connections, "connections, kept alive")->capture_default_str();
-  app.add_option("-t,--threads", config.threads, "threads, one epoll loop each")->capture_default_str();
-  auto* duration_opt = app.add_option("-d,--duration", duration_s, "measured seconds (default 10 unless --requests)");
-  auto* requests_opt = app.add_option("-n,--requests", requests, "stop after N requests in the measured window");
-  app.add_option("--warmup", config.warmup_s, "seconds to run before measuring")->capture_default_str();
-  auto* method_opt = app.add_option("--method", config.method, "GET, HEAD, POST or PUT")->capture_default_str();
-  auto* body_opt = app.add_option("--body", body, "request body (POST unless --method says otherwise)");
-  auto* size_opt = app.add_option("--body-size", body_size, "request body of N bytes");
+  cli.add_option("-c,--connections", config.connections, "connections, kept alive")->show_default();
+  cli.add_option("-t,--threads", config.threads, "threads, one epoll loop each")->show_default();
+  auto* duration_opt = cli.add_option("-d,--duration", duration_s, "measured seconds (default 10 unless --requests)");
+  auto* requests_opt = cli.add_option("-n,--requests", requests, "stop after N requests in the measured window");
+  cli.add_option("--warmup", config.warmup_s, "seconds to run before measuring")->show_default();
+  auto* method_opt = cli.add_option("--method", config.method, "GET, HEAD, POST or PUT")->show_default();
+  auto* body_opt = cli.add_option("--body", body, "request body (POST unless --method says otherwise)");
+  auto* size_opt = cli.add_option("--body-size", body_size, "request body of N bytes");
   body_opt->excludes(size_opt);
-  app.add_option("--pipeline", config.pipeline, "requests outstanding per connection")->capture_default_str();
-  app.add_option("--model", model, "closed, paced or open")
-      ->check(CLI::IsMember({"closed", "paced", "open"}))
-      ->capture_default_str();
-  app.add_option("--rate", config.rate, "open model: requests per second, in total");
-  app.add_option("--interval-us", config.interval_us, "paced model: microseconds between a connection's requests");
-  app.add_option("--timeout-ms", config.timeout_ms, "a request unanswered this long is an error")
-      ->capture_default_str();
-  app.add_option("--raw-samples", samples_path, "write one CSV line per response to FILE");
-  app.add_option("--json", json_path, "write the summary to FILE (default: stdout)");
-  app.add_option("--progress", progress, "one-line progress on stderr each second")
-      ->check(CLI::IsMember({"auto", "on", "off"}))
-      ->capture_default_str();
-  CLI11_PARSE(app, argc, argv);
+  cli.add_option("--pipeline", config.pipeline, "requests outstanding per connection")->show_default();
+  cli.add_option("--model", model, "closed, paced or open")->one_of({"closed", "paced", "open"})->show_default();
+  cli.add_option("--rate", config.rate, "open model: requests per second, in total");
+  cli.add_option("--interval-us", config.interval_us, "paced model: microseconds between a connection's requests");
+  cli.add_option("--timeout-ms", config.timeout_ms, "a request unanswered this long is an error")->show_default();
+  cli.add_option("--raw-samples", samples_path, "write one CSV line per response to FILE");
+  cli.add_option("--json", json_path, "write the summary to FILE (default: stdout)");
+  cli.add_option("--progress", progress, "one-line progress on stderr each second")
+      ->one_of({"auto", "on", "off"})
+      ->show_default();
+  if (const auto status = cli.parse(argc, argv)) return *status;
 
   File json_file;
   File samples_file;
   try {
     config.target = parse_target(url);
     config.model = parse_model(model);
-    if (*requests_opt) config.requests = requests;
-    config.duration_s = *duration_opt ? duration_s : (*requests_opt ? 0.0 : 10.0);
-    if (*size_opt) body.assign(body_size, 'x');
-    if ((*body_opt || *size_opt) && !*method_opt) config.method = "POST";
+    if (requests_opt->given()) config.requests = requests;
+    config.duration_s = duration_opt->given() ? duration_s : (requests_opt->given() ? 0.0 : 10.0);
+    if (size_opt->given()) body.assign(body_size, 'x');
+    if ((body_opt->given() || size_opt->given()) && !method_opt->given()) config.method = "POST";
     config.body = std::move(body);
     config.keep_samples = !samples_path.empty();
     if (!json_path.empty()) {

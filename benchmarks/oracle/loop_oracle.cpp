@@ -32,7 +32,7 @@
 #include <thread>
 #include <vector>
 
-#include <CLI/CLI.hpp>
+#include "config/command_line.h"
 
 #include "evloop/event_loop.h"
 #include "net/fd.h"
@@ -400,29 +400,29 @@ void print_table(const Json& doc) {
 TurnShape shape_named(const std::string& name) { return name == "drain" ? TurnShape::drain : TurnShape::generation; }
 
 int run(int argc, char** argv) {
-  CLI::App app{"loop-oracle: an ordering scenario on our callback loop, printed as oracle.py prints asyncio's"};
+  handoff::config::CommandLine cli{
+      "loop-oracle: an ordering scenario on our callback loop, printed as oracle.py prints asyncio's"};
   std::string scenario_path;
   std::string turn = "generation";
   std::string json_path, check_path;
   unsigned chain_steps = 2048;
   std::vector<std::string> turns{"generation", "drain"};
-  auto* scenario_opt = app.add_option("scenario", scenario_path, "The scenario file (benchmarks/oracle/README.md)");
-  app.add_option("--turn", turn, "The loop's turn shape for the scenario")
-      ->check(CLI::IsMember({"generation", "drain"}));
-  auto* json_opt = app.add_option("--json", json_path,
+  auto* scenario_opt = cli.add_option("scenario", scenario_path, "The scenario file (benchmarks/oracle/README.md)");
+  cli.add_option("--turn", turn, "The loop's turn shape for the scenario")->one_of({"generation", "drain"});
+  auto* json_opt = cli.add_option("--json", json_path,
                                   "Instead of a scenario, count the callbacks run before a readable socket's "
                                   "beside a call_soon chain, per turn shape, and write the report here");
-  app.add_option("--chain-steps", chain_steps, "With --json: the chain's length")->check(CLI::Range(1u, 1'000'000u));
-  app.add_option("--turns", turns, "With --json: the turn shapes to run")
-      ->check(CLI::IsMember({"generation", "drain"}))
+  cli.add_option("--chain-steps", chain_steps, "With --json: the chain's length")->range(1u, 1'000'000u);
+  cli.add_option("--turns", turns, "With --json: the turn shapes to run")
+      ->one_of({"generation", "drain"})
       ->delimiter(',');
-  app.add_option("--check", check_path,
+  cli.add_option("--check", check_path,
                  "Instead of running, check FILE (written with --json): both turn shapes once, generation "
                  "with asyncio's count; exit 1 if not")
       ->excludes(json_opt)
       ->excludes(scenario_opt);
   json_opt->excludes(scenario_opt);
-  CLI11_PARSE(app, argc, argv);
+  if (const auto status = cli.parse(argc, argv)) return *status;
   if (!check_path.empty()) return check_file(check_path);
   try {
     if (!json_path.empty()) {

@@ -23,7 +23,7 @@
 #include <string_view>
 #include <vector>
 
-#include <CLI/CLI.hpp>
+#include "config/command_line.h"
 
 #include <netdb.h>
 #include <netinet/in.h>
@@ -271,16 +271,12 @@ class Floor {
 };
 
 int run(int argc, char** argv) {
-  CLI::App app{"epoll-floor: the minimal epoll responder (a floor for the tables, not a server)"};
+  handoff::config::CommandLine cli{"epoll-floor: the minimal epoll responder (a floor for the tables, not a server)"};
   std::string host = "127.0.0.1";
   std::uint16_t port = 0;
-  app.add_option("--host", host, "Address to listen on");
-  app.add_option("--port", port, "Port to listen on (0: any free port)");
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    return app.exit(e);
-  }
+  cli.add_option("--host", host, "Address to listen on");
+  cli.add_option("--port", port, "Port to listen on (0: any free port)");
+  if (const auto status = cli.parse(argc, argv)) return *status;
   ::pthread_setname_np(::pthread_self(), "floor-0");
   try {
     Floor floor(host, port);

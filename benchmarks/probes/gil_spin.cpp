@@ -65,7 +65,7 @@
 #include <thread>
 #include <vector>
 
-#include <CLI/CLI.hpp>
+#include "config/command_line.h"
 
 #include "loop/wake_flag.h"
 #include "probe_report.h"
@@ -372,38 +372,36 @@ void print_table(const Json& doc) {
 }
 
 int run(int argc, char** argv) {
-  CLI::App app{"gil-spin: a loop's wake spin against wakers that still hold a model of CPython's GIL"};
+  handoff::config::CommandLine cli{
+      "gil-spin: a loop's wake spin against wakers that still hold a model of CPython's GIL"};
   Settings s;
   std::vector<unsigned> spins{0, 50};
   std::vector<std::string> locks{"on", "off"};
   std::string json_path, check_path;
-  app.add_option("--handlers", s.handlers, "Handler threads (requests in flight)")->check(CLI::Range(1u, 60u));
-  app.add_option("--seconds", s.seconds, "Measured seconds per arm per round (after a 100 ms warm-up)")
-      ->check(CLI::Range(0.05, 600.0));
-  app.add_option("--rounds", s.rounds, "Rounds; arms alternate within each, reversed every other round")
-      ->check(CLI::Range(1u, 1000u));
-  app.add_option("--work-us", s.work_us, "A handler's interpreted work before it posts, lock held")
-      ->check(CLI::Range(1u, 100'000u));
-  app.add_option("--after-post-us", s.after_post_us,
+  cli.add_option("--handlers", s.handlers, "Handler threads (requests in flight)")->range(1u, 60u);
+  cli.add_option("--seconds", s.seconds, "Measured seconds per arm per round (after a 100 ms warm-up)")
+      ->range(0.05, 600.0);
+  cli.add_option("--rounds", s.rounds, "Rounds; arms alternate within each, reversed every other round")
+      ->range(1u, 1000u);
+  cli.add_option("--work-us", s.work_us, "A handler's interpreted work before it posts, lock held")
+      ->range(1u, 100'000u);
+  cli.add_option("--after-post-us", s.after_post_us,
                  "A handler's interpreted work after it posts, before it releases the lock for its wait")
-      ->check(CLI::Range(0u, 100'000u));
-  app.add_option("--callback-us", s.callback_us, "The loop's interpreted work per completion")
-      ->check(CLI::Range(1u, 100'000u));
-  app.add_option("--switch-interval-us", s.switch_interval_us,
+      ->range(0u, 100'000u);
+  cli.add_option("--callback-us", s.callback_us, "The loop's interpreted work per completion")->range(1u, 100'000u);
+  cli.add_option("--switch-interval-us", s.switch_interval_us,
                  "The lock's switch interval (CPython: sys.getswitchinterval(), 5 ms)")
-      ->check(CLI::Range(1u, 1'000'000u));
-  app.add_option("--spin-us", spins, "Loop wake spins to run (default 0,50)")
-      ->check(CLI::Range(0u, 100'000u))
+      ->range(1u, 1'000'000u);
+  cli.add_option("--spin-us", spins, "Loop wake spins to run (default 0,50)")->range(0u, 100'000u)->delimiter(',');
+  cli.add_option("--lock", locks, "Arms with the lock model (on) and without it (off)")
+      ->one_of({"on", "off"})
       ->delimiter(',');
-  app.add_option("--lock", locks, "Arms with the lock model (on) and without it (off)")
-      ->check(CLI::IsMember({"on", "off"}))
-      ->delimiter(',');
-  app.add_option("--json", json_path, "Write the JSON report to this file (default: stdout)");
-  app.add_option("--check", check_path,
+  cli.add_option("--json", json_path, "Write the JSON report to this file (default: stdout)");
+  cli.add_option("--check", check_path,
                  "Instead of measuring, check FILE (written by this tool): the four arms once, the "
                  "no-lock arms never waiting; exit 1 if not")
       ->excludes("--json");
-  CLI11_PARSE(app, argc, argv);
+  if (const auto status = cli.parse(argc, argv)) return *status;
   if (!check_path.empty()) return check_file(check_path);
 
   std::vector<Arm> arms;

@@ -37,8 +37,8 @@
 #include <thread>
 #include <vector>
 
-#include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
+#include "config/command_line.h"
 
 #include <fcntl.h>
 #include <pthread.h>
@@ -611,31 +611,30 @@ void print_table(const Json& doc) {
 }
 
 int run(int argc, char** argv) {
-  CLI::App app{"handoff-probe: the round-trip price of each cross-thread hand-off mechanism"};
+  handoff::config::CommandLine cli{"handoff-probe: the round-trip price of each cross-thread hand-off mechanism"};
   std::uint64_t round_trips = 200000;
   unsigned rounds = 1;
   std::vector<std::string> only;
   std::string json_path;
   std::string check_path;
-  app.add_option("--round-trips", round_trips, "Round trips per mechanism per round")
-      ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1'000'000'000}));
-  app.add_option("--rounds", rounds,
+  cli.add_option("--round-trips", round_trips, "Round trips per mechanism per round")->range(1, 1'000'000'000);
+  cli.add_option("--rounds", rounds,
                  "Rounds; each runs every mechanism once, alternating, and the report "
                  "gives the median and the min/max over rounds")
-      ->check(CLI::Range(1u, 1000u));
-  app.add_option("--only", only, "Run only this mechanism (repeatable)")->check(CLI::IsMember(mechanism_names()));
+      ->range(1u, 1000u);
+  cli.add_option("--only", only, "Run only this mechanism (repeatable)")->one_of(mechanism_names());
   std::string busy_neighbour = "on";
-  app.add_option("--busy-neighbour", busy_neighbour,
+  cli.add_option("--busy-neighbour", busy_neighbour,
                  "Also run every mechanism beside an idle-priority spinner on each CPU, so that no "
                  "CPU goes idle (figures suffixed _busy_neighbour)")
-      ->check(CLI::IsMember({"on", "off"}));
-  app.add_option("--json", json_path, "Write the JSON report to this file (default: stdout)");
-  app.add_option("--check", check_path,
+      ->one_of({"on", "off"});
+  cli.add_option("--json", json_path, "Write the JSON report to this file (default: stdout)");
+  cli.add_option("--check", check_path,
                  "Instead of measuring, check that FILE (written by this tool) lists every "
                  "mechanism, in both arms, with positive costs; exit 1 if not")
       ->excludes("--only")
       ->excludes("--json");
-  CLI11_PARSE(app, argc, argv);
+  if (const auto status = cli.parse(argc, argv)) return *status;
   if (!check_path.empty()) return check_file(check_path);
 
   std::vector<const Entry*> selected;

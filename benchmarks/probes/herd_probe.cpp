@@ -69,8 +69,8 @@
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <time.h>
-#include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
+#include "config/command_line.h"
 
 #include "pool/wake_channel.h"
 #include "probe_report.h"
@@ -553,7 +553,8 @@ std::vector<std::string> mechanism_names() {
 }
 
 int run(int argc, char** argv) {
-  CLI::App app{"herd-probe: which of W threads asleep on one datagram socket the kernel wakes, and at what cost"};
+  handoff::config::CommandLine cli{
+      "herd-probe: which of W threads asleep on one datagram socket the kernel wakes, and at what cost"};
   std::uint64_t round_trips = 2000;
   unsigned rounds = 5;
   std::vector<std::string> only;
@@ -562,28 +563,26 @@ int run(int argc, char** argv) {
   unsigned gap_us = 500;
   std::string json_path;
   std::string check_path;
-  app.add_option("--round-trips", round_trips, "Measured wakes per cell per round")
-      ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{100'000'000}));
-  app.add_option("--rounds", rounds, "Rounds; the report gives the median and min/max of each figure over them")
-      ->check(CLI::Range(1u, 1000u));
-  app.add_option("--only", only, "Run only this mechanism (repeatable)")->check(CLI::IsMember(mechanism_names()));
-  app.add_option("--waiters", waiters, "Waiting threads per cell (repeatable; default 1 2 4 8)")
-      ->check(CLI::Range(1, 64));
-  app.add_option("--placement", placement,
+  cli.add_option("--round-trips", round_trips, "Measured wakes per cell per round")->range(1, 100'000'000);
+  cli.add_option("--rounds", rounds, "Rounds; the report gives the median and min/max of each figure over them")
+      ->range(1u, 1000u);
+  cli.add_option("--only", only, "Run only this mechanism (repeatable)")->one_of(mechanism_names());
+  cli.add_option("--waiters", waiters, "Waiting threads per cell (repeatable; default 1 2 4 8)")->range(1, 64);
+  cli.add_option("--placement", placement,
                  "pinned: the sender on the first CPU this process may use, every receiver on the second; "
                  "unpinned: wherever the scheduler puts them")
-      ->check(CLI::IsMember({"pinned", "unpinned"}));
-  app.add_option("--gap-us", gap_us,
+      ->one_of({"pinned", "unpinned"});
+  cli.add_option("--gap-us", gap_us,
                  "Microseconds from one answer to the next wake (the receivers' CPU idles that long); a "
                  "settle that takes longer makes the wake late, counted as a gap overrun")
-      ->check(CLI::Range(0u, 1'000'000u));
-  app.add_option("--json", json_path, "Write the JSON report to this file (default: stdout)");
-  app.add_option("--check", check_path,
+      ->range(0u, 1'000'000u);
+  cli.add_option("--json", json_path, "Write the JSON report to this file (default: stdout)");
+  cli.add_option("--check", check_path,
                  "Instead of measuring, check FILE (written by this tool): every mechanism at W = 1, 2, 4, 8 "
                  "once, and its wake classes adding up; exit 1 if not")
       ->excludes("--only")
       ->excludes("--json");
-  CLI11_PARSE(app, argc, argv);
+  if (const auto status = cli.parse(argc, argv)) return *status;
   if (!check_path.empty()) return check_file(check_path);
 
   struct Cell {

@@ -58,7 +58,7 @@
 #include <string>
 #include <vector>
 
-#include <CLI/CLI.hpp>
+#include "config/command_line.h"
 
 #include "pool/completion_ring.h"
 #include "probe_report.h"
@@ -162,7 +162,8 @@ void print_table(const Json& doc) {
 }
 
 int run(int argc, char** argv) {
-  CLI::App app{"loop-wake-stress: wakes ping-ponged against a loop parked with no deadline, fenced and not"};
+  handoff::config::CommandLine cli{
+      "loop-wake-stress: wakes ping-ponged against a loop parked with no deadline, fenced and not"};
   std::vector<std::string> fences{"on", "off"};
   unsigned runs = 3;
   testkit::PingPongOptions po;
@@ -170,36 +171,35 @@ int run(int argc, char** argv) {
   unsigned give_up_ms = 5000;
   std::string json_path;
   std::string check_path;
-  app.add_option("--fences", fences,
+  cli.add_option("--fences", fences,
                  "Variants to run, alternated run by run: on (the ring as it ships) and off (both "
                  "seq_cst fences dropped, the broken variant)")
-      ->check(CLI::IsMember({"on", "off"}))
+      ->one_of({"on", "off"})
       ->delimiter(',');
-  app.add_option("--runs", runs, "Runs per variant (the seed ran 3)")->check(CLI::Range(1u, 1000u));
-  app.add_option("--wakes", po.wakes, "Wakes (ping-pongs) per run")
-      ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{100'000'000}));
-  app.add_option("--lead", po.lead_ticks,
+  cli.add_option("--runs", runs, "Runs per variant (the seed ran 3)")->range(1u, 1000u);
+  cli.add_option("--wakes", po.wakes, "Wakes (ping-pongs) per run")->range(1, 100'000'000);
+  cli.add_option("--lead", po.lead_ticks,
                  "How far ahead of its pong the loop sets the next wake's common start, in clock ticks "
                  "(TSC cycles on x86): longer than the pong's trip to the other core")
-      ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{100'000'000}));
-  app.add_option("--jitter", po.jitter_ticks,
+      ->range(1, 100'000'000);
+  cli.add_option("--jitter", po.jitter_ticks,
                  "The pool thread's start is the loop's plus an offset drawn per wake within +-this many ticks")
-      ->check(CLI::Range(std::uint64_t{0}, std::uint64_t{1'000'000}));
-  app.add_option("--stall-ms", stall_ms,
+      ->range(0, 1'000'000);
+  cli.add_option("--stall-ms", stall_ms,
                  "No pong for this long: if the loop sleeps with its flag raised and the frame waiting, "
                  "count a stall, poke it and go on")
-      ->check(CLI::Range(1u, 600'000u));
-  app.add_option("--give-up-ms", give_up_ms, "No pong at all for this long counts a stall and ends the run")
-      ->check(CLI::Range(10u, 600'000u));
+      ->range(1u, 600'000u);
+  cli.add_option("--give-up-ms", give_up_ms, "No pong at all for this long counts a stall and ends the run")
+      ->range(10u, 600'000u);
   bool unpinned = false;
-  app.add_flag("--unpinned", unpinned,
+  cli.add_flag("--unpinned", unpinned,
                "Leave the two threads where the scheduler puts them (default: each on its own CPU)");
-  app.add_option("--json", json_path, "Write the JSON report to this file (default: stdout)");
-  app.add_option("--check", check_path,
+  cli.add_option("--json", json_path, "Write the JSON report to this file (default: stdout)");
+  cli.add_option("--check", check_path,
                  "Instead of measuring, check FILE (written by this tool): both variants once, and "
                  "no stall with the fences on; exit 1 if not")
       ->excludes("--json");
-  CLI11_PARSE(app, argc, argv);
+  if (const auto status = cli.parse(argc, argv)) return *status;
   if (!check_path.empty()) return check_file(check_path);
   po.stall_after = std::chrono::milliseconds(stall_ms);
   po.pinned = !unpinned;

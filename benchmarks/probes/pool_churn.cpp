@@ -79,7 +79,7 @@
 #include <thread>
 #include <vector>
 
-#include <CLI/CLI.hpp>
+#include "config/command_line.h"
 
 #include "evloop/event_loop.h"
 #include "probe_report.h"
@@ -574,54 +574,51 @@ void print_table(const Json& doc) {
 }
 
 int run(int argc, char** argv) {
-  CLI::App app{"pool-churn: seed 003's pool churn (4 + 2 connections, 8 drivers) against a real PostgreSQL"};
+  handoff::config::CommandLine cli{
+      "pool-churn: seed 003's pool churn (4 + 2 connections, 8 drivers) against a real PostgreSQL"};
   Settings s;
   std::vector<std::string> turns{"drain", "generation"};
   std::vector<unsigned> spins{0, 50};
   std::vector<std::string> locks{"on", "off"};
   std::string json_path, check_path;
-  app.add_option("--drivers", s.drivers, "Driver threads (requests in flight)")->check(CLI::Range(1u, 64u));
-  app.add_option("--pool-size", s.pool_size, "The pool's idle queue (SQLAlchemy pool_size)")->check(CLI::Range(1, 64));
-  app.add_option("--max-overflow", s.max_overflow, "Connections beyond --pool-size (SQLAlchemy max_overflow)")
-      ->check(CLI::Range(0, 64));
-  app.add_option("--seconds", s.seconds, "Measured seconds per arm per round (after the warm-up)")
-      ->check(CLI::Range(0.05, 600.0));
-  app.add_option("--warmup-ms", s.warmup_ms, "Warm-up per run before the measured window (fills the pool)")
-      ->check(CLI::Range(10u, 60'000u));
-  app.add_option("--rounds", s.rounds, "Rounds; arms alternate within each, reversed every other round")
-      ->check(CLI::Range(1u, 1000u));
-  app.add_option("--work-us", s.work_us, "A driver's interpreted work before it posts, lock held")
-      ->check(CLI::Range(0u, 100'000u));
-  app.add_option("--after-post-us", s.after_post_us,
+  cli.add_option("--drivers", s.drivers, "Driver threads (requests in flight)")->range(1u, 64u);
+  cli.add_option("--pool-size", s.pool_size, "The pool's idle queue (SQLAlchemy pool_size)")->range(1, 64);
+  cli.add_option("--max-overflow", s.max_overflow, "Connections beyond --pool-size (SQLAlchemy max_overflow)")
+      ->range(0, 64);
+  cli.add_option("--seconds", s.seconds, "Measured seconds per arm per round (after the warm-up)")->range(0.05, 600.0);
+  cli.add_option("--warmup-ms", s.warmup_ms, "Warm-up per run before the measured window (fills the pool)")
+      ->range(10u, 60'000u);
+  cli.add_option("--rounds", s.rounds, "Rounds; arms alternate within each, reversed every other round")
+      ->range(1u, 1000u);
+  cli.add_option("--work-us", s.work_us, "A driver's interpreted work before it posts, lock held")->range(0u, 100'000u);
+  cli.add_option("--after-post-us", s.after_post_us,
                  "A driver's interpreted work after it posts, before it releases the lock for its wait")
-      ->check(CLI::Range(0u, 100'000u));
-  app.add_option("--callback-us", s.callback_us,
+      ->range(0u, 100'000u);
+  cli.add_option("--callback-us", s.callback_us,
                  "The loop's interpreted work at each of a request's three steps (start, after each query)")
-      ->check(CLI::Range(0u, 100'000u));
-  app.add_option("--switch-interval-us", s.switch_interval_us,
+      ->range(0u, 100'000u);
+  cli.add_option("--switch-interval-us", s.switch_interval_us,
                  "The lock's switch interval (CPython: sys.getswitchinterval(), 5 ms)")
-      ->check(CLI::Range(1u, 1'000'000u));
-  app.add_option("--turn", turns, "Turn shapes to run (default drain,generation)")
-      ->check(CLI::IsMember({"drain", "generation"}))
+      ->range(1u, 1'000'000u);
+  cli.add_option("--turn", turns, "Turn shapes to run (default drain,generation)")
+      ->one_of({"drain", "generation"})
       ->delimiter(',');
-  app.add_option("--spin-us", spins, "Loop wake spins to run (default 0,50)")
-      ->check(CLI::Range(0u, 100'000u))
+  cli.add_option("--spin-us", spins, "Loop wake spins to run (default 0,50)")->range(0u, 100'000u)->delimiter(',');
+  cli.add_option("--lock", locks, "Arms with the lock model (on) and without it (off)")
+      ->one_of({"on", "off"})
       ->delimiter(',');
-  app.add_option("--lock", locks, "Arms with the lock model (on) and without it (off)")
-      ->check(CLI::IsMember({"on", "off"}))
-      ->delimiter(',');
-  app.add_option("--pg", s.pg,
+  cli.add_option("--pg", s.pg,
                  "libpq conninfo of the server, by address (the rest from the PG* variables pg_virtualenv sets)")
-      ->capture_default_str();
-  app.add_option("--database", s.database,
+      ->show_default();
+  cli.add_option("--database", s.database,
                  "The pool's database, created afresh (must not be the monitor's, PGDATABASE)")
-      ->capture_default_str();
-  app.add_option("--json", json_path, "Write the JSON report to this file (default: stdout)");
-  app.add_option("--check", check_path,
+      ->show_default();
+  cli.add_option("--json", json_path, "Write the JSON report to this file (default: stdout)");
+  cli.add_option("--check", check_path,
                  "Instead of measuring, check FILE (written by this tool): the eight arms once, each with "
                  "requests and no errors; exit 1 if not")
       ->excludes("--json");
-  CLI11_PARSE(app, argc, argv);
+  if (const auto status = cli.parse(argc, argv)) return *status;
   if (!check_path.empty()) return check_file(check_path);
 
   const std::vector<Arm> arms = all_arms(turns, spins, locks);

@@ -42,8 +42,8 @@
 #include <thread>
 #include <vector>
 
-#include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
+#include "config/command_line.h"
 
 #include "evloop/event_loop.h"
 #include "evloop/resolver.h"
@@ -243,24 +243,24 @@ void print_table(const Json& doc) {
 }
 
 int run(int argc, char** argv) {
-  CLI::App app{"resolver-burst: a burst of name lookups through the bounded resolver and the unbounded arm"};
+  handoff::config::CommandLine cli{
+      "resolver-burst: a burst of name lookups through the bounded resolver and the unbounded arm"};
   int lookups = 1000;
   unsigned rounds = 5;
   std::vector<std::string> only_bound;
   std::string json_path;
   std::string check_path;
-  app.add_option("--lookups", lookups, "Lookups per burst")->check(CLI::Range(1, 100'000));
-  app.add_option("--rounds", rounds, "Rounds; the report gives the median and min/max of each figure over them")
-      ->check(CLI::Range(1u, 1000u));
-  app.add_option("--only-bound", only_bound, "Run only this arm (repeatable)")
-      ->check(CLI::IsMember({"capped", "unbounded"}));
-  app.add_option("--json", json_path, "Write the JSON report to this file (default: stdout)");
-  app.add_option("--check", check_path,
+  cli.add_option("--lookups", lookups, "Lookups per burst")->range(1, 100'000);
+  cli.add_option("--rounds", rounds, "Rounds; the report gives the median and min/max of each figure over them")
+      ->range(1u, 1000u);
+  cli.add_option("--only-bound", only_bound, "Run only this arm (repeatable)")->one_of({"capped", "unbounded"});
+  cli.add_option("--json", json_path, "Write the JSON report to this file (default: stdout)");
+  cli.add_option("--check", check_path,
                  "Instead of measuring, check FILE (written by this tool): every row once, every lookup "
                  "answered, the capped arm within its cap; exit 1 if not")
       ->excludes("--only-bound")
       ->excludes("--json");
-  CLI11_PARSE(app, argc, argv);
+  if (const auto status = cli.parse(argc, argv)) return *status;
   if (!check_path.empty()) return check_file(check_path);
 
   const std::size_t cpus = evloop::affinity_cpus();

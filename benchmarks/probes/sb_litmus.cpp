@@ -25,8 +25,8 @@
 #include <thread>
 #include <vector>
 
-#include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
+#include "config/command_line.h"
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <x86intrin.h>
@@ -270,7 +270,7 @@ void print_table(const Json& doc) {
 }
 
 int run(int argc, char** argv) {
-  CLI::App app{"sb-litmus: how often both loads of the store-buffering pair see the old value"};
+  handoff::config::CommandLine cli{"sb-litmus: how often both loads of the store-buffering pair see the old value"};
   std::uint64_t trials = 2'000'000;
   std::uint64_t lead = 2000;
   std::vector<std::string> only;
@@ -278,20 +278,19 @@ int run(int argc, char** argv) {
   std::string check_path;
   std::vector<std::string> names;
   for (const VariantInfo& v : kVariants) names.emplace_back(v.name);
-  app.add_option("--trials", trials, "Trials per variant and placement")
-      ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1'000'000'000}));
-  app.add_option("--lead", lead,
+  cli.add_option("--trials", trials, "Trials per variant and placement")->range(1, 1'000'000'000);
+  cli.add_option("--lead", lead,
                  "How far ahead the leader sets each trial's common start, in clock ticks (TSC cycles "
                  "on x86): longer than a cache-line transfer between the two cores")
-      ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{100'000'000}));
-  app.add_option("--only", only, "Run only this variant (repeatable)")->check(CLI::IsMember(names));
-  app.add_option("--json", json_path, "Write the JSON report to this file (default: stdout)");
-  app.add_option("--check", check_path,
+      ->range(1, 100'000'000);
+  cli.add_option("--only", only, "Run only this variant (repeatable)")->one_of(names);
+  cli.add_option("--json", json_path, "Write the JSON report to this file (default: stdout)");
+  cli.add_option("--check", check_path,
                  "Instead of measuring, check FILE (written by this tool): every variant and placement "
                  "once, and no both-zero outcome under a fenced variant; exit 1 if not")
       ->excludes("--only")
       ->excludes("--json");
-  CLI11_PARSE(app, argc, argv);
+  if (const auto status = cli.parse(argc, argv)) return *status;
   if (!check_path.empty()) return check_file(check_path);
 
   const std::vector<int> cpus = handoff::probes::two_cpus();

@@ -27,8 +27,8 @@
 
 #include <algorithm>
 #include <array>
-#include <chrono>
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <memory>
@@ -36,7 +36,7 @@
 #include <thread>
 #include <vector>
 
-#include <CLI/CLI.hpp>
+#include "config/command_line.h"
 
 #include "probe_report.h"
 #include "stack/network_stack.h"
@@ -186,9 +186,8 @@ Json result_of(const std::string& arm, Tally& t) {
   return Json{{"arm", arm},
               {"sends", t.sends},
               {"sends_per_s", handoff::probes::median_min_max(t.rate)},
-              {"send_latency_us", Json{{"p50", percentile(t.latency_us, 0.50)},
-                                       {"p99", percentile(t.latency_us, 0.99)},
-                                       {"max", max}}},
+              {"send_latency_us",
+               Json{{"p50", percentile(t.latency_us, 0.50)}, {"p99", percentile(t.latency_us, 0.99)}, {"max", max}}},
               {"lock_contends_per_send", static_cast<double>(t.totals.send_lock_contends) / n},
               {"deferred_per_send", static_cast<double>(t.totals.sends_deferred) / n},
               {"pool_empty_per_send", static_cast<double>(t.totals.pool_empty_sends) / n},
@@ -245,23 +244,25 @@ void print_table(const Json& doc) {
 }
 
 int run(int argc, char** argv) {
-  CLI::App app{"stack-lock-probe: W spinning workers sending through one shared stack lock, one each, with hand-off, with a long buzz"};
+  handoff::config::CommandLine cli{
+      "stack-lock-probe: W spinning workers sending through one shared stack lock, one each, with hand-off, with a "
+      "long buzz"};
   Settings s;
   std::vector<std::string> arms = kArms;
   std::string json_path, check_path;
-  app.add_option("--workers", s.workers, "Worker threads")->check(CLI::Range(1u, 64u));
-  app.add_option("--seconds", s.seconds, "Measured seconds per arm per round")->check(CLI::Range(0.01, 600.0));
-  app.add_option("--rounds", s.rounds, "Rounds; arms alternate, reversed every other round")->check(CLI::Range(1u, 1000u));
-  app.add_option("--buzz-us", s.buzz_us, "The shared arms' buzz (-1: for ever)")->check(CLI::Range(-1, 10'000'000));
-  app.add_option("--long-buzz-us", s.long_buzz_us, "shared-buzz-long's buzz")->check(CLI::Range(-1, 10'000'000));
-  app.add_option("--handoff-us", s.handoff_us, "shared-handoff's bound")->check(CLI::Range(1, 10'000'000));
-  app.add_option("--free-pool", s.free_pool, "Packet buffers in the lock-free pool at the start")->check(CLI::Range(0u, 256u));
-  app.add_option("--refill", s.refill, "Buffers one refill moves")->check(CLI::Range(1u, 256u));
-  app.add_option("--bytes", s.bytes, "Bytes per send")->check(CLI::Range(1u, 4096u));
-  app.add_option("--arms", arms, "Arms to run")->check(CLI::IsMember(kArms))->delimiter(',');
-  app.add_option("--json", json_path, "Write the JSON report to this file (default: stdout)");
-  app.add_option("--check", check_path, "Instead of measuring, check FILE (written by this tool)")->excludes("--json");
-  CLI11_PARSE(app, argc, argv);
+  cli.add_option("--workers", s.workers, "Worker threads")->range(1u, 64u);
+  cli.add_option("--seconds", s.seconds, "Measured seconds per arm per round")->range(0.01, 600.0);
+  cli.add_option("--rounds", s.rounds, "Rounds; arms alternate, reversed every other round")->range(1u, 1000u);
+  cli.add_option("--buzz-us", s.buzz_us, "The shared arms' buzz (-1: for ever)")->range(-1, 10'000'000);
+  cli.add_option("--long-buzz-us", s.long_buzz_us, "shared-buzz-long's buzz")->range(-1, 10'000'000);
+  cli.add_option("--handoff-us", s.handoff_us, "shared-handoff's bound")->range(1, 10'000'000);
+  cli.add_option("--free-pool", s.free_pool, "Packet buffers in the lock-free pool at the start")->range(0u, 256u);
+  cli.add_option("--refill", s.refill, "Buffers one refill moves")->range(1u, 256u);
+  cli.add_option("--bytes", s.bytes, "Bytes per send")->range(1u, 4096u);
+  cli.add_option("--arms", arms, "Arms to run")->one_of(kArms)->delimiter(',');
+  cli.add_option("--json", json_path, "Write the JSON report to this file (default: stdout)");
+  cli.add_option("--check", check_path, "Instead of measuring, check FILE (written by this tool)")->excludes("--json");
+  if (const auto status = cli.parse(argc, argv)) return *status;
   if (!check_path.empty()) return check_file(check_path);
 
   std::vector<Tally> tallies(arms.size());

@@ -39,7 +39,7 @@
 #include <thread>
 #include <vector>
 
-#include <CLI/CLI.hpp>
+#include "config/command_line.h"
 
 #include "pool/elastic_pool.h"
 #include "pool/ring_pool.h"
@@ -204,26 +204,25 @@ void print_table(const Json& doc) {
 }
 
 int run(int argc, char** argv) {
-  CLI::App app{"wake-rounds: seed 000's CI shape, round by round, against each wake policy"};
+  handoff::config::CommandLine cli{"wake-rounds: seed 000's CI shape, round by round, against each wake policy"};
   unsigned rounds = 20;
   std::vector<std::string> policies{kPolicies[0], kPolicies[1], kPolicies[2]};
   unsigned slow_ms = 300, gap_ms = 20, bound_ms = 150;
   std::string json_path;
   std::string check_path;
-  app.add_option("--rounds", rounds, "Rounds per policy")->check(CLI::Range(1u, 10000u));
-  app.add_option("--policies", policies, "Policies to run, alternated round by round")
-      ->check(CLI::IsMember({"shared", "chained", "elastic"}))
+  cli.add_option("--rounds", rounds, "Rounds per policy")->range(1u, 10000u);
+  cli.add_option("--policies", policies, "Policies to run, alternated round by round")
+      ->one_of({"shared", "chained", "elastic"})
       ->delimiter(',');
-  app.add_option("--slow-ms", slow_ms, "How long each slow job holds its thread")->check(CLI::Range(1u, 60'000u));
-  app.add_option("--gap-ms", gap_ms, "From the slow jobs' submit to the fast job's")->check(CLI::Range(0u, 60'000u));
-  app.add_option("--bound-ms", bound_ms, "A fast job answered later than this loses the round")
-      ->check(CLI::Range(1u, 60'000u));
-  app.add_option("--json", json_path, "Write the JSON report to this file (default: stdout)");
-  app.add_option("--check", check_path,
+  cli.add_option("--slow-ms", slow_ms, "How long each slow job holds its thread")->range(1u, 60'000u);
+  cli.add_option("--gap-ms", gap_ms, "From the slow jobs' submit to the fast job's")->range(0u, 60'000u);
+  cli.add_option("--bound-ms", bound_ms, "A fast job answered later than this loses the round")->range(1u, 60'000u);
+  cli.add_option("--json", json_path, "Write the JSON report to this file (default: stdout)");
+  cli.add_option("--check", check_path,
                  "Instead of measuring, check FILE (written by this tool): every policy once, with "
                  "counters that add up; exit 1 if not")
       ->excludes("--json");
-  CLI11_PARSE(app, argc, argv);
+  if (const auto status = cli.parse(argc, argv)) return *status;
   if (!check_path.empty()) return check_file(check_path);
 
   std::vector<std::string> selected;

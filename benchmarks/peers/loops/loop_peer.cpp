@@ -12,7 +12,7 @@
 #include <iterator>
 #include <vector>
 
-#include <CLI/CLI.hpp>
+#include "config/command_line.h"
 
 #include "probe_report.h"
 
@@ -143,26 +143,23 @@ long thread_sleeps() {
   return ru.ru_nvcsw;
 }
 
-int peer_main(int argc, char** argv, Peer peer, const std::function<void(CLI::App&, Peer&)>& own_flags) {
-  CLI::App app{std::string(peer.tool) + ": the five loop workloads (benchmarks/peers/loops/README.md) on " + peer.loop};
+int peer_main(int argc, char** argv, Peer peer,
+              const std::function<void(handoff::config::CommandLine&, Peer&)>& own_flags) {
+  handoff::config::CommandLine cli{std::string(peer.tool) +
+                                   ": the five loop workloads (benchmarks/peers/loops/README.md) on " + peer.loop};
   int ops = 100'000;
   int rounds = 5;
   std::string only;
   std::string json_path;
   std::string check_path;
-  app.add_option("--ops", ops, "Operations per round: the chain and the timers; a tenth for the others")
-      ->check(CLI::Range(10, 100'000'000));
-  app.add_option("--rounds", rounds, "Rounds; each figure is the median, min and max over them")
-      ->check(CLI::Range(1, 1000));
-  app.add_option("--only", only, "Run one workload (a partial report, which --check rejects)");
-  app.add_option("--json", json_path, "Write the JSON report to this file (default: stdout)");
-  app.add_option("--check", check_path, "Instead of measuring, judge FILE written by this tool");
-  if (own_flags) own_flags(app, peer);
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    return app.exit(e);
-  }
+  cli.add_option("--ops", ops, "Operations per round: the chain and the timers; a tenth for the others")
+      ->range(10, 100'000'000);
+  cli.add_option("--rounds", rounds, "Rounds; each figure is the median, min and max over them")->range(1, 1000);
+  cli.add_option("--only", only, "Run one workload (a partial report, which --check rejects)");
+  cli.add_option("--json", json_path, "Write the JSON report to this file (default: stdout)");
+  cli.add_option("--check", check_path, "Instead of measuring, judge FILE written by this tool");
+  if (own_flags) own_flags(cli, peer);
+  if (const auto status = cli.parse(argc, argv)) return *status;
   if (!check_path.empty()) return check_file(peer, check_path);
 
   std::vector<const Named*> chosen;

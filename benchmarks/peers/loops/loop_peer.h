@@ -10,6 +10,8 @@
 #include <utility>
 #include <vector>
 
+#include "config/command_line.h"
+
 namespace CLI {
 class App;
 }
@@ -64,6 +66,7 @@ struct Peer {
 /// The program's main: --ops N --rounds R [--json PATH], or --check PATH. `own_flags`, when
 /// given, adds the program's own flags to the parser; their callbacks may change `peer`
 /// (its loop's name, say) before anything runs.
-int peer_main(int argc, char** argv, Peer peer, const std::function<void(CLI::App&, Peer&)>& own_flags = {});
+int peer_main(int argc, char** argv, Peer peer,
+              const std::function<void(handoff::config::CommandLine&, Peer&)>& own_flags = {});
 
 }  // namespace handoff::peers

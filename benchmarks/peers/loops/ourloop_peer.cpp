@@ -16,7 +16,6 @@
 #include <semaphore.h>
 #include <sys/socket.h>
 
-#include <CLI/CLI.hpp>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
@@ -25,6 +24,7 @@
 #include <string>
 #include <thread>
 #include <vector>
+#include "config/command_line.h"
 
 #include "evloop/event_loop.h"
 #include "evloop/executor.h"
@@ -271,10 +271,10 @@ Span run(Workload w, int ops) {
 int main(int argc, char** argv) {
   using namespace handoff::peers;
   Peer peer{kTool, "ourloop", run, wake_check};
-  return peer_main(argc, argv, peer, [](CLI::App& app, Peer& p) {
+  return peer_main(argc, argv, peer, [](handoff::config::CommandLine& cli, Peer& p) {
     // The stage's own switches; the loop's name in the report says which arm ran.
-    handoff::evloop::add_loop_flags(app, g_options);
-    app.parse_complete_callback([&p] {
+    handoff::evloop::add_loop_flags(cli.app(), g_options);
+    cli.on_parsed([&p] {
       static std::string name;  // the report keeps a pointer to it
       name = std::string("ourloop") + (g_options.hand_in == HandIn::coordinator ? "-coord" : "") +
              (g_options.turn == handoff::evloop::TurnShape::drain ? "-drain" : "");
