@@ -40,10 +40,10 @@ FIGURE = re.compile(
     rf"{NUM}(?:\s*(?:–|-|to)\s*{NUM})?(?:[ \u00a0\u2009]?(?:{UNIT_SPACED})(?![\w/])|(?:{UNIT_ATTACHED})(?![\w/]))")
 WORDS = r"one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|thirty|forty|fifty|a hundred|hundred"
 MULTIPLIER = re.compile(
-    rf"\b(?:twice|thrice|half|halves|halved|halving|doubled|doubles|doubling|tripled|triples"
+    rf"\b(?:twice|thrice|(?<!'s )(?<!’s )(?<!first )(?<!second )(?<!other )(?<!each )(?<!high )(?<!low )(?<!upper )(?<!lower )half|halved|halving|doubled|doubles|doubling|tripled|triples"
     rf"|quadrupled|(?:two|three|four|five|six|ten|\d+)-?fold"
     rf"|(?:\d+(?:\.\d+)?|{WORDS}|several)\s+times)\b", re.I)
-COUNT = re.compile(rf"\b(?:\d+|{WORDS})\s+of\s+(?:the\s+)?(?:\d+|{WORDS})\b(?!\s*(?:{UNIT_SPACED})\b)", re.I)
+COUNT = re.compile(rf"\b(?:\d+|{WORDS.replace('one|', '')})\s+of\s+(?:the\s+)?(?:\d+|{WORDS})\b(?!\s*(?:{UNIT_SPACED})\b)", re.I)
 PATTERNS = [("a number with a unit", FIGURE), ("a multiplier word", MULTIPLIER), ("a count", COUNT)]
 
 # Inline nodes whose text is not the author's typing: what the roles rendered, literals.

@@ -197,6 +197,18 @@ def parse(text: str) -> tuple[str, list[tuple[str | None, dict]], str | None, st
     return file_part.strip(), cells, op, fmt
 
 
+EXPECT = re.compile(r"\s*;?\s*expect\s*(<=|>=|<|>)\s*(-?[0-9.]+)\s*$")
+COMPARE = {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge}
+
+
+def split_expect(text: str) -> tuple[str, tuple[str, float] | None]:
+    """'F: a[k] / b[k]; .2f; expect<=0.75' -> ('F: a[k] / b[k]; .2f', ('<=', 0.75))."""
+    m = EXPECT.search(text)
+    if not m:
+        return text, None
+    return text[: m.start()], (m.group(1), float(m.group(2)))
+
+
 def load(root: str, rel: str) -> tuple[list[dict[str, str]], str]:
     path = os.path.normpath(os.path.join(root, rel))
     if os.path.commonpath([path, root]) != root:
@@ -250,6 +262,7 @@ def cell_number(lines, rel, column, keys) -> float:
 
 def evaluate(root: str, text: str) -> tuple[str, str]:
     """The rendered value of a ``result`` and the path of the file it came from."""
+    text, expect = split_expect(text)
     rel, cells, op, fmt = parse(text)
     for column, _ in cells:
         if column and column.startswith("verdict_"):
@@ -258,7 +271,7 @@ def evaluate(root: str, text: str) -> tuple[str, str]:
     lines, path = load(root, rel)
     values = [keys[""] if column is None else read_cell(lines, rel, column, keys)
               for column, keys in cells]
-    if op is None and fmt is None:
+    if op is None and fmt is None and expect is None:
         return values[0], path
     nums = [number(v, "the constant" if c is None else f"{c}[{keys_text(keys)}]")
             for v, (c, keys) in zip(values, cells)]
@@ -266,6 +279,11 @@ def evaluate(root: str, text: str) -> tuple[str, str]:
         result = OPERATORS[op](*nums) if op else nums[0]
     except ZeroDivisionError:
         raise CellError(f"{text!r} divides by zero") from None
+    if expect and not COMPARE[expect[0]](result, expect[1]):
+        raise CellError(f"the sentence expects {expect[0]} {expect[1]:g} but the data gives "
+                        f"{result:g}: {text.strip()}")
+    if op is None and fmt is None:
+        return values[0], path
     return render_number(result, fmt), path
 
 
@@ -430,10 +448,25 @@ def load_seeds(path: str = SEEDS_TABLE) -> dict[str, dict[str, str]]:
 
 def evaluate_seed(text: str, path: str = SEEDS_TABLE) -> tuple[str, str, str]:
     """(rendered figure, label, the explanation for its title)."""
-    body, _, opt = text.partition(";")
-    options = parse_options([opt])
-    ids = [i.strip() for i in body.split("->")]
+    body, *opts = text.split(";")
     seeds = load_seeds(path)
+    if "/" in body:  # a ratio of two of one record's figures
+        ids = [i.strip() for i in body.split("/")]
+        fmt = next((o.strip() for o in opts if o.strip() not in ("short", "")), "×")
+        rows = []
+        for i in ids:
+            if i not in seeds:
+                raise CellError(f"no figure {i!r} in the seeds table (book/seeds.csv)")
+            rows.append(seeds[i])
+        if len(ids) != 2 or rows[0]["record"] != rows[1]["record"]:
+            raise CellError(f"{body.strip()!r}: a ratio is two figures of one record")
+        a, b = (number(r["value"].replace(",", ""), r["id"]) for r in rows)
+        record, machine = rows[0]["record"], rows[0]["machine"]
+        label = record if any(o.strip() == "short" for o in opts) or not machine else f"{record}, {machine}"
+        why = "; ".join(f"{r['record']}, {r['file']} line {r['line']}: “{r['quote']}”" for r in rows)
+        return render_number(a / b, fmt), label, why
+    options = parse_options(opts)
+    ids = [i.strip() for i in body.split("->")]
     rows = []
     for i in ids:
         if i not in seeds:
