@@ -446,6 +446,14 @@ def load_seeds(path: str = SEEDS_TABLE) -> dict[str, dict[str, str]]:
     return seeds
 
 
+def seed_number(row: dict[str, str]) -> float:
+    """A seed value as a number: '1,618' -> 1618, '155k' -> 155000, a range '118–123k' -> its midpoint."""
+    text = row["value"].replace(",", "").removeprefix("about ").strip()
+    scale = 1000 if text.endswith("k") else 1
+    parts = text.rstrip("k").split("–")
+    return sum(number(p, row["id"]) for p in parts) / len(parts) * scale
+
+
 def evaluate_seed(text: str, path: str = SEEDS_TABLE) -> tuple[str, str, str]:
     """(rendered figure, label, the explanation for its title)."""
     body, *opts = text.split(";")
@@ -460,7 +468,7 @@ def evaluate_seed(text: str, path: str = SEEDS_TABLE) -> tuple[str, str, str]:
             rows.append(seeds[i])
         if len(ids) != 2 or rows[0]["record"] != rows[1]["record"]:
             raise CellError(f"{body.strip()!r}: a ratio is two figures of one record")
-        a, b = (number(r["value"].replace(",", ""), r["id"]) for r in rows)
+        a, b = (seed_number(r) for r in rows)
         record, machine = rows[0]["record"], rows[0]["machine"]
         label = record if any(o.strip() == "short" for o in opts) or not machine else f"{record}, {machine}"
         why = "; ".join(f"{r['record']}, {r['file']} line {r['line']}: “{r['quote']}”" for r in rows)
