@@ -543,8 +543,13 @@ def evaluate_param(srcdir: str, text: str) -> tuple[str, str]:
         if not m:
             raise CellError(f"{expr!r}: expected NAME or /REGEX/, optionally * or / a number")
         name = m.group(1)
-        found = re.search(rf"\b{name}\b\s*(?:=\s*([^;]+?)\s*;|\{{([^;{{}}]*(?:\{{[^{{}}]*\}}[^;{{}}]*)*)\}}\s*[;,)]"
-                          rf"|\(([^;]+?)\)\s*;)", source)
+        found = None
+        for pattern in (rf"\b{name}\b\s*=\s*([^;\n]+?)\s*(?:;|$)",                      # NAME = value;
+                        rf"\b{name}\b\s*\{{([^;{{}}]*(?:\{{[^{{}}]*\}}[^;{{}}]*)*)\}}\s*[;,)]",  # NAME{value};
+                        rf"\b{name}\b\s*\(([^;]+?)\)\s*;"):                               # NAME(value);
+            found = re.search(pattern, source, re.M)
+            if found:
+                break
         if not found:
             raise CellError(f"{rel} defines no constant {name!r} (NAME = value; or NAME{{value}})")
         value = const_eval(next(g for g in found.groups() if g is not None))
