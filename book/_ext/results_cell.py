@@ -620,7 +620,8 @@ class ParamRole(_FigureRole):
 
 class SeedRole(SphinxRole):
     def run(self):
-        table = getattr(self.env.config, "seeds_table", "") or SEEDS_TABLE
+        configured = getattr(self.env.config, "seeds_table", "")
+        table = os.path.join(self.env.app.confdir, configured) if configured else SEEDS_TABLE
         try:
             value, label, why = evaluate_seed(self.text, table)
         except CellError as e:
