@@ -16,7 +16,7 @@ author = "the handoff authors"
 copyright = "2026, the handoff authors"
 root_doc = "book/index"
 
-extensions = ["myst_parser", "breathe", "sphinx.ext.graphviz", "results_cell", "excerpts"]
+extensions = ["myst_parser", "breathe", "sphinx.ext.graphviz", "results_cell", "figure_check", "excerpts"]
 if (ROOT / "book" / "_ext" / "results_table.py").exists():
     extensions.append("results_table")
 extensions.append("conformance_table")

@@ -1,31 +1,78 @@
-"""book/_ext/results_cell: one measured number in a sentence, read from a results CSV.
+"""book/_ext/results_cell: every figure in a sentence, read from where it lives (chapter 01; issue 23).
 
-Role: a MyST/Sphinx role, ``result``, so that prose can quote and combine measurements
-without typing them in; when the harness rewrites a results file the sentence follows,
-and when the file, the row or the column is gone the ``-W`` build fails.
+Role: the one way a figure enters the book's prose. Six MyST/Sphinx roles share one parser
+and one set of errors, so that when the harness rewrites a results file the sentence
+follows, and when a file, a row, a column, a seed figure or a constant is gone, or a
+sentence's verdict no longer holds, the ``-W`` build fails. ``figure_check``
+(book/_ext/figure_check.py) fails the build on a figure typed outside these roles.
 
-The role's text is ``FILE: EXPRESSION`` with an optional ``; FORMAT``::
+``result``: one measured number, or two combined::
 
     {result}`02-ring-handoff/server.csv: loop_us_per_req_median[row=c16, arm=ring]`
     {result}`02-ring-handoff/server.csv: loop_us_per_req_median[row=c16, arm=ring] / loop_us_per_req_median[row=c16, arm=dgram]; .2f`
-    {result}`01-baseline/server.csv: loop_us_per_req_median[row=c16, arm=pool] - loop_us_per_req_median[row=c16, arm=inline]; .1f`
+    {result}`04-turn-shape/loop-peers.csv: cpu_us_per_op_median[workload=x, loop=a] / cpu_us_per_op_median[workload=x, loop=b]; ×`
 
-``FILE`` is relative to the results directory (the same one ``results-table`` reads).
-A *cell* is ``column[key=value, ...]``: the keys must select exactly one line of the CSV.
+``FILE`` is relative to the results directory (the same one ``results-table`` reads). A
+*cell* is ``column[key=value, ...]``: the keys must select exactly one line of the CSV.
 An expression is one cell, or two cells joined by ``/``, ``-``, ``+`` or ``*``, or a cell
-and a plain number (``pg_sessions_per_req[row=c16, arm=drain] * 1000``: per 1,000). ``FORMAT``
-is a Python format specification (``.2f``, ``.0%``, ``,.0f``); without one, a single cell
-prints as the CSV has it and a computed value with two decimals. The rendered number is an
-``<abbr>`` whose title names the file and the expression, so a reader can find its source.
+and a plain number (``pg_sessions_per_req[row=c16, arm=drain] * 1000``: per 1,000).
+``FORMAT`` is a Python format specification (``.2f``, ``.0%``, ``,.0f``) followed by an
+optional unit (``.1f µs``, ``.0f%``, ``.1f×``); ``×`` alone formats a ratio as "12×" or
+"1.3×" (no decimal from 10 up). Without a format, a single cell prints as the CSV has it and
+a computed value with two decimals. A harness verdict column (``verdict_*``) is not a
+``result``: a verdict in a sentence is a claim, and goes through ``verdict``.
 
-Anything that cannot be read (no file, no such column, no line or more than one line for
-the keys, an empty or non-numeric cell where arithmetic needs a number, a division by
-zero) is a warning at the role's line, which the book's ``-W`` build turns into a failure.
+``range``: a cell's min–max over the rounds, from its ``_min`` and ``_max`` columns::
+
+    {range}`03-lost-wakes/server.csv: p99_us[row=c256, arm=elastic-u8]; .0f µs`   -> 543–592 µs
+
+``verdict``: the word a comparison of two arms' ranges gives, checked against the word the
+author wrote. ``lower`` or ``higher`` says which is better; ``ahead`` means A's range lies
+wholly on the better side of B's, ``behind`` wholly on the worse, ``level`` that they
+overlap. ``expected=`` is required, and a different computed word fails the build;
+``words=`` renders the three outcomes as phrases (``ahead of|level with|behind``)::
+
+    {verdict}`04-turn-shape/loop-peers.csv: cpu_us_per_op[workload=tcp_echo, loop=ourloop] vs cpu_us_per_op[workload=tcp_echo, loop=libuv]; lower; expected=ahead`
+
+A harness verdict column is read the same way (its ``overlap`` is ``level``):
+``{verdict}`01-baseline/server.csv: verdict_server_us_per_req_vs_nginx[row=c16, arm=inline]; expected=level```.
+
+``count``: how many lines match, or how many rows a comparison gives a verdict for::
+
+    {count}`04-turn-shape/loop-peers.csv: [loop=ourloop]`                       -> 5
+    {count}`04-turn-shape/loop-peers.csv: cpu_us_per_op[loop=ourloop] vs cpu_us_per_op[loop=libuv] and cpu_us_per_op[loop=boost-asio]; lower; by=workload; verdict!=ahead`
+
+A key may be ``key!=value`` or ``key=a|b``. With ``by=``, each value of that column is one
+row; with several arms after ``vs`` (joined by ``and``) a row is ahead only when it is
+ahead of every one, behind only when behind every one.
+
+``seed``: a figure from a seed record or a background fact, from the one table
+``book/seeds.csv`` (record, id, value, unit, machine, file, line, quote). It renders the
+value, its unit and, always, whose figure it is: "7.4 µs (seed 000, Apple M4)". Two ids
+joined by ``->`` render "7.4 → 6.3 µs (seed 000, Apple M4)" (same record and unit); ``;
+short`` drops the machine when the sentence has just named it. An id the table lacks
+fails the build, so a figure no seed holds cannot be quoted as one's.
+``book/tools/check_seeds.py`` checks every row against the seed files' lines.
+
+``param``: a configuration value rendered from the constant in the code that sets it::
+
+    {param}`code/pool/spin_then_park.h: kDefaultSpinNs / 1000; .0f µs`
+    {param}`code/server/core_flags.cpp: /"--max-pipeline".*?default_val\((\d+)\)/`
+
+``NAME`` is a C++ name whose initializer (``NAME = 10'000;``, ``NAME{1 << 20}``,
+``NAME(std::chrono::milliseconds(300))``) is a constant expression of integers; ``/REGEX/``
+takes the regex's first group from the file instead. The path is relative to the
+repository root (the book's source directory).
+
+Every rendered figure is an ``<abbr>`` whose title names its source. Anything that cannot
+be read is a warning at the role's line, which the book's ``-W`` build turns into a failure.
 """
 
 from __future__ import annotations
 
+import ast
 import csv
+import operator
 import os
 import re
 
@@ -33,7 +80,7 @@ from docutils import nodes
 from sphinx.util import logging
 from sphinx.util.docutils import SphinxRole
 
-__version__ = "1"
+__version__ = "2"
 
 logger = logging.getLogger(__name__)
 
@@ -45,10 +92,15 @@ OPERATORS = {
     "+": lambda a, b: a + b,
     "*": lambda a, b: a * b,
 }
+# A Python format specification, then whatever unit follows it.
+FORMAT = re.compile(r"^([<>=^]?[+\- ]?#?0?\d*[,_]?(?:\.\d+)?[bcdeEfFgGnoX%]?)(.*)$")
+VERDICTS = ("ahead", "level", "behind")
+SYNONYMS = {"overlap": "level"}
+SEEDS_TABLE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "seeds.csv")
 
 
 class CellError(Exception):
-    """A cell the role cannot read; the message says which and why."""
+    """A figure the role cannot read; the message says which and why."""
 
 
 def results_root(env) -> str:
@@ -63,13 +115,52 @@ def results_root(env) -> str:
     return os.path.abspath(os.path.join(env.app.confdir, "..", "benchmarks", "results"))
 
 
-def parse(text: str) -> tuple[str, list[tuple[str, dict[str, str]]], str | None, str | None]:
-    """'F: a[k=v] / b[k=w]; .2f' -> ('F', [('a', {'k': 'v'}), ('b', {'k': 'w'})], '/', '.2f')."""
-    file_part, sep, rest = text.partition(":")
-    if not sep or not file_part.strip():
-        raise CellError(f"{text!r}: expected 'FILE: column[key=value, ...]'")
-    expr, _, fmt = rest.partition(";")
-    fmt = fmt.strip() or None
+def parse_keys(text: str) -> dict[str, tuple[str, set[str]]]:
+    """'k=v, j!=a|b' -> {'k': ('=', {'v'}), 'j': ('!=', {'a', 'b'})}."""
+    keys = {}
+    for pair in filter(None, (p.strip() for p in text.split(","))):
+        m = re.fullmatch(r"([^!=]+?)\s*(!=|=)\s*(.*)", pair)
+        if not m:
+            raise CellError(f"{pair!r}: a row key is key=value (or key!=value)")
+        keys[m.group(1).strip()] = (m.group(2), {v.strip() for v in m.group(3).split("|")})
+    return keys
+
+
+def keys_text(keys) -> str:
+    return ", ".join(f"{k}{op}{'|'.join(sorted(vs))}" for k, (op, vs) in keys.items())
+
+
+def split_format(fmt: str | None) -> tuple[str | None, str]:
+    """'.1f µs' -> ('.1f', ' µs'); '×' -> ('×', '')."""
+    if fmt is None:
+        return None, ""
+    if fmt.strip() == "×":
+        return "×", ""
+    m = FORMAT.match(fmt)
+    spec, unit = m.group(1), m.group(2)
+    return (spec or None), unit
+
+
+def render_number(value: float, fmt: str | None) -> str:
+    spec, unit = split_format(fmt)
+    if spec == "×":
+        return format(value, ".0f" if abs(value) >= 10 else ".1f") + "×"
+    try:
+        text = format(value, spec or ".2f")
+    except ValueError as e:
+        raise CellError(f"format {fmt!r}: {e}") from None
+    return text + with_unit(unit)
+
+
+def with_unit(unit: str) -> str:
+    """A unit after a number: a leading space becomes a no-break space."""
+    if unit.startswith(" "):
+        return "\u00a0" + unit.strip()
+    return unit.rstrip()
+
+
+def parse_cells(expr: str) -> tuple[list[tuple[str | None, dict]], str | None]:
+    """'a[k=v] / b[k=w]' -> ([('a', keys), ('b', keys)], '/')."""
     cells, op, pos = [], None, 0
     while True:
         c = CONSTANT.match(expr, pos) if cells else None
@@ -79,12 +170,7 @@ def parse(text: str) -> tuple[str, list[tuple[str, dict[str, str]]], str | None,
         m = CELL.match(expr, pos)
         if not m:
             raise CellError(f"{expr.strip()!r}: expected column[key=value, ...] at {expr[pos:].strip()!r}")
-        keys = {}
-        for pair in filter(None, (p.strip() for p in m.group(2).split(","))):
-            key, eq, value = pair.partition("=")
-            if not eq:
-                raise CellError(f"{pair!r}: a row key is key=value")
-            keys[key.strip()] = value.strip()
+        keys = parse_keys(m.group(2))
         if not keys:
             raise CellError(f"{m.group(0).strip()!r}: name the row with at least one key=value")
         cells.append((m.group(1), keys))
@@ -97,17 +183,62 @@ def parse(text: str) -> tuple[str, list[tuple[str, dict[str, str]]], str | None,
         pos += 1
     if len(cells) == 2 and op is None:
         raise CellError(f"{expr.strip()!r}: two cells need an operator")
+    return cells, op
+
+
+def parse(text: str) -> tuple[str, list[tuple[str | None, dict]], str | None, str | None]:
+    """'F: a[k=v] / b[k=w]; .2f' -> ('F', [('a', keys), ('b', keys)], '/', '.2f')."""
+    file_part, sep, rest = text.partition(":")
+    if not sep or not file_part.strip():
+        raise CellError(f"{text!r}: expected 'FILE: column[key=value, ...]'")
+    expr, _, fmt = rest.partition(";")
+    fmt = fmt.strip() or None
+    cells, op = parse_cells(expr)
     return file_part.strip(), cells, op, fmt
 
 
-def read_cell(lines: list[dict[str, str]], rel: str, column: str, keys: dict[str, str]) -> str:
+EXPECT = re.compile(r"\s*;?\s*expect\s*(<=|>=|<|>)\s*(-?[0-9.]+)\s*$")
+COMPARE = {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge}
+
+
+def split_expect(text: str) -> tuple[str, tuple[str, float] | None]:
+    """'F: a[k] / b[k]; .2f; expect<=0.75' -> ('F: a[k] / b[k]; .2f', ('<=', 0.75))."""
+    m = EXPECT.search(text)
+    if not m:
+        return text, None
+    return text[: m.start()], (m.group(1), float(m.group(2)))
+
+
+def load(root: str, rel: str) -> tuple[list[dict[str, str]], str]:
+    path = os.path.normpath(os.path.join(root, rel))
+    if os.path.commonpath([path, root]) != root:
+        raise CellError(f"{rel!r} is outside the results directory {root}")
+    if not os.path.isfile(path):
+        raise CellError(f"results file {path} does not exist")
+    with open(path, encoding="utf-8", newline="") as f:
+        lines = list(csv.DictReader(f))
     if not lines:
         raise CellError(f"{rel} has no rows")
-    for key in [*keys, column]:
+    return lines, path
+
+
+def matches(line: dict[str, str], keys) -> bool:
+    for k, (op, vs) in keys.items():
+        if (line[k] in vs) != (op == "="):
+            return False
+    return True
+
+
+def select(lines, rel: str, keys, columns=()) -> list[dict[str, str]]:
+    for key in [*keys, *columns]:
         if key not in lines[0]:
             raise CellError(f"{rel} has no column {key!r}")
-    hits = [ln for ln in lines if all(ln[k] == v for k, v in keys.items())]
-    where = ", ".join(f"{k}={v}" for k, v in keys.items())
+    return [ln for ln in lines if matches(ln, keys)]
+
+
+def read_cell(lines: list[dict[str, str]], rel: str, column: str, keys) -> str:
+    hits = select(lines, rel, keys, [column])
+    where = keys_text(keys)
     if not hits:
         raise CellError(f"{rel} has no line with {where}")
     if len(hits) > 1:
@@ -125,43 +256,390 @@ def number(text: str, what: str) -> float:
         raise CellError(f"{what} is {text!r}, not a number") from None
 
 
+def cell_number(lines, rel, column, keys) -> float:
+    return number(read_cell(lines, rel, column, keys), f"{column}[{keys_text(keys)}]")
+
+
 def evaluate(root: str, text: str) -> tuple[str, str]:
-    """The rendered value and the path of the file it came from."""
+    """The rendered value of a ``result`` and the path of the file it came from."""
+    text, expect = split_expect(text)
     rel, cells, op, fmt = parse(text)
-    path = os.path.normpath(os.path.join(root, rel))
-    if os.path.commonpath([path, root]) != root:
-        raise CellError(f"{rel!r} is outside the results directory {root}")
-    if not os.path.isfile(path):
-        raise CellError(f"results file {path} does not exist")
-    with open(path, encoding="utf-8", newline="") as f:
-        lines = list(csv.DictReader(f))
+    for column, _ in cells:
+        if column and column.startswith("verdict_"):
+            raise CellError(f"{column} is a verdict: quote it with the verdict role and the word "
+                            f"the sentence expects (expected=ahead|level|behind)")
+    lines, path = load(root, rel)
     values = [keys[""] if column is None else read_cell(lines, rel, column, keys)
               for column, keys in cells]
-    if op is None and fmt is None:
+    if op is None and fmt is None and expect is None:
         return values[0], path
-    nums = [number(v, f"{c}[{', '.join(f'{k}={x}' for k, x in keys.items())}]")
+    nums = [number(v, "the constant" if c is None else f"{c}[{keys_text(keys)}]")
             for v, (c, keys) in zip(values, cells)]
     try:
         result = OPERATORS[op](*nums) if op else nums[0]
     except ZeroDivisionError:
         raise CellError(f"{text!r} divides by zero") from None
+    if expect and not COMPARE[expect[0]](result, expect[1]):
+        raise CellError(f"the sentence expects {expect[0]} {expect[1]:g} but the data gives "
+                        f"{result:g}: {text.strip()}")
+    if op is None and fmt is None:
+        return values[0], path
+    return render_number(result, fmt), path
+
+
+def base_column(column: str) -> str:
+    for suffix in ("_median", "_min", "_max"):
+        if column.endswith(suffix):
+            return column[: -len(suffix)]
+    return column
+
+
+def cell_range(lines, rel, column, keys) -> tuple[float, float]:
+    base = base_column(column)
+    if f"{base}_min" not in lines[0] or f"{base}_max" not in lines[0]:
+        raise CellError(f"{rel} has no {base}_min and {base}_max columns: a range needs both")
+    return (cell_number(lines, rel, f"{base}_min", keys), cell_number(lines, rel, f"{base}_max", keys))
+
+
+def evaluate_range(root: str, text: str) -> tuple[str, str]:
+    rel, cells, op, fmt = parse(text)
+    if len(cells) != 1:
+        raise CellError(f"{text!r}: a range is one cell")
+    lines, path = load(root, rel)
+    lo, hi = cell_range(lines, rel, *cells[0])
+    spec, unit = split_format(fmt)
+    lo_text = render_number(lo, spec)
+    hi_text = render_number(hi, fmt)
+    return f"{lo_text}–{hi_text}" if lo_text != render_number(hi, spec) else hi_text, path
+
+
+def compare(a: tuple[float, float], b: tuple[float, float], better: str) -> str:
+    """ahead: A's range wholly on the better side of B's; behind: wholly on the worse side."""
+    if better == "lower":
+        return "ahead" if a[1] < b[0] else "behind" if a[0] > b[1] else "level"
+    return "ahead" if a[0] > b[1] else "behind" if a[1] < b[0] else "level"
+
+
+def combine(words: list[str]) -> str:
+    if all(w == "ahead" for w in words):
+        return "ahead"
+    if all(w == "behind" for w in words):
+        return "behind"
+    return "level"
+
+
+def parse_options(parts: list[str]) -> dict[str, str]:
+    """['lower', 'expected=ahead'] -> {'lower': '', 'expected': 'ahead'}."""
+    out = {}
+    for p in filter(None, (x.strip() for x in parts)):
+        m = re.fullmatch(r"([a-z]+)\s*(!=|=)?\s*(.*)", p)
+        if not m:
+            raise CellError(f"{p!r}: an option is a word or word=value")
+        out[m.group(1)] = (m.group(2) or "", m.group(3).strip())
+    return out
+
+
+def parse_comparison(text: str):
+    """'F: a[k] vs b[k] and c[k]; lower; ...' -> (file, A, [B...], options)."""
+    file_part, sep, rest = text.partition(":")
+    if not sep or not file_part.strip():
+        raise CellError(f"{text!r}: expected 'FILE: column[keys] vs column[keys]; lower|higher; ...'")
+    expr, *opts = rest.split(";")
+    sides = re.split(r"\s+vs\s+", expr.strip())
+    if len(sides) > 2:
+        raise CellError(f"{expr.strip()!r}: one 'vs' per comparison")
+    a = parse_cells(sides[0])[0]
+    bs = [parse_cells(s)[0] for s in re.split(r"\s+and\s+", sides[1])] if len(sides) == 2 else []
+    for cells in [a, *bs]:
+        if len(cells) != 1 or cells[0][0] is None:
+            raise CellError(f"{expr.strip()!r}: each side of 'vs' is one cell")
+    return file_part.strip(), a[0], [b[0] for b in bs], parse_options(opts)
+
+
+def better_of(options) -> str:
+    better = [w for w in ("lower", "higher") if w in options]
+    if len(better) != 1:
+        raise CellError("say which is better: 'lower' or 'higher'")
+    return better[0]
+
+
+def verdict_of(lines, rel, a, b_cells, better) -> str:
+    ra = cell_range(lines, rel, *a)
+    return combine([compare(ra, cell_range(lines, rel, *b), better) for b in b_cells])
+
+
+def evaluate_verdict(root: str, text: str) -> tuple[str, str]:
+    rel, a, bs, options = parse_comparison(text)
+    op, expected = options.get("expected", ("", ""))
+    expected = SYNONYMS.get(expected, expected)
+    if op != "=" or expected not in VERDICTS:
+        raise CellError(f"{text!r}: write the verdict the sentence claims, expected=ahead|level|behind")
+    lines, path = load(root, rel)
+    if bs:
+        word = verdict_of(lines, rel, a, bs, better_of(options))
+    else:
+        column, keys = a
+        if not column.startswith("verdict_"):
+            raise CellError(f"{column}: compare two cells with 'vs', or read a verdict_ column")
+        raw = read_cell(lines, rel, column, keys)
+        word = SYNONYMS.get(raw, raw)
+        if word not in VERDICTS:
+            raise CellError(f"{column}[{keys_text(keys)}] is {raw!r}, not a verdict")
+    if word != expected:
+        raise CellError(f"the sentence says {expected!r} but the data says {word!r}: {text.strip()}")
+    shown = word
+    if "words" in options:
+        phrases = options["words"][1].split("|")
+        if len(phrases) != 3:
+            raise CellError("words= gives three phrases: ahead|level|behind")
+        shown = phrases[VERDICTS.index(word)]
+    return shown, path
+
+
+def evaluate_count(root: str, text: str) -> tuple[str, str]:
+    file_part, sep, rest = text.partition(":")
+    if not sep or not file_part.strip():
+        raise CellError(f"{text!r}: expected 'FILE: [key=value, ...]' or a comparison")
+    rel = file_part.strip()
+    m = re.fullmatch(r"\s*\[([^\]]*)\]\s*", rest)
+    if m:
+        lines, path = load(root, rel)
+        return str(len(select(lines, rel, parse_keys(m.group(1))))), path
+    rel, a, bs, options = parse_comparison(text)
+    if not bs:
+        raise CellError(f"{text!r}: a counted comparison needs 'vs'")
+    if "by" not in options or "verdict" not in options:
+        raise CellError(f"{text!r}: a counted comparison needs by=COLUMN and verdict=WORD (or verdict!=WORD)")
+    op, want = options["verdict"]
+    want = SYNONYMS.get(want, want)
+    if want not in VERDICTS:
+        raise CellError(f"verdict{op}{want}: not one of ahead, level, behind")
+    by = options["by"][1]
+    lines, path = load(root, rel)
+    select(lines, rel, {by: ("=", set())})  # the column must exist
+    a_column, a_keys = a
+    rows = sorted({ln[by] for ln in select(lines, rel, a_keys)})
+    if not rows:
+        raise CellError(f"{rel} has no line with {keys_text(a_keys)}")
+    better = better_of(options)
+    n = 0
+    for row in rows:
+        pin = {by: ("=", {row})}
+        word = verdict_of(lines, rel, (a_column, {**a_keys, **pin}),
+                          [(c, {**k, **pin}) for c, k in bs], better)
+        n += (word == want) == (op == "=")
+    return str(n), path
+
+
+# --- seeds --------------------------------------------------------------------------
+
+def load_seeds(path: str = SEEDS_TABLE) -> dict[str, dict[str, str]]:
+    if not os.path.isfile(path):
+        raise CellError(f"the seeds table {path} does not exist")
+    with open(path, encoding="utf-8", newline="") as f:
+        rows = list(csv.DictReader(f))
+    seeds = {}
+    for row in rows:
+        if row["id"] in seeds:
+            raise CellError(f"the seeds table names {row['id']!r} twice")
+        seeds[row["id"]] = row
+    return seeds
+
+
+def seed_number(row: dict[str, str]) -> float:
+    """A seed value as a number: '1,618' -> 1618, '155k' -> 155000, a range '118–123k' -> its midpoint."""
+    text = row["value"].replace(",", "").removeprefix("about ").strip()
+    scale = 1000 if text.endswith("k") else 1
+    parts = text.rstrip("k").split("–")
+    return sum(number(p, row["id"]) for p in parts) / len(parts) * scale
+
+
+def evaluate_seed(text: str, path: str = SEEDS_TABLE) -> tuple[str, str, str]:
+    """(rendered figure, label, the explanation for its title)."""
+    body, *opts = text.split(";")
+    seeds = load_seeds(path)
+    if "/" in body:  # a ratio of two of one record's figures
+        ids = [i.strip() for i in body.split("/")]
+        fmt = next((o.strip() for o in opts if o.strip() not in ("short", "")), "×")
+        rows = []
+        for i in ids:
+            if i not in seeds:
+                raise CellError(f"no figure {i!r} in the seeds table (book/seeds.csv)")
+            rows.append(seeds[i])
+        if len(ids) != 2 or rows[0]["record"] != rows[1]["record"]:
+            raise CellError(f"{body.strip()!r}: a ratio is two figures of one record")
+        a, b = (seed_number(r) for r in rows)
+        record, machine = rows[0]["record"], rows[0]["machine"]
+        label = record if any(o.strip() == "short" for o in opts) or not machine else f"{record}, {machine}"
+        why = "; ".join(f"{r['record']}, {r['file']} line {r['line']}: “{r['quote']}”" for r in rows)
+        return render_number(a / b, fmt), label, why
+    options = parse_options(opts)
+    ids = [i.strip() for i in body.split("->")]
+    rows = []
+    for i in ids:
+        if i not in seeds:
+            raise CellError(f"no figure {i!r} in the seeds table (book/seeds.csv): a figure no "
+                            f"seed holds cannot be quoted as a seed's")
+        rows.append(seeds[i])
+    if len({(r["record"], r["unit"], r["machine"]) for r in rows}) != 1:
+        raise CellError(f"{body.strip()!r}: figures joined by -> share one record, unit and machine")
+    unit = rows[0]["unit"]
+    value = " → ".join(r["value"] for r in rows) + with_unit(unit)
+    record, machine = rows[0]["record"], rows[0]["machine"]
+    label = record if "short" in options or not machine else f"{record}, {machine}"
+    why = "; ".join(f"{r['record']}, {r['file']} line {r['line']}: “{r['quote']}”" for r in rows)
+    return value, label, why
+
+
+# --- parameters -----------------------------------------------------------------------
+
+_SAFE = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
+         ast.Div: operator.truediv, ast.LShift: operator.lshift, ast.FloorDiv: operator.floordiv}
+
+
+def const_eval(expr: str) -> float:
+    """An integer constant expression as C++ writes it: 10'000, 1 << 20, 64u, 2 * 1024."""
+    text = re.sub(r"std::[\w:]+\s*[({]", "(", expr)             # a duration or a typed 1: its count
+    text = re.sub(r"(?<=\d)'(?=\d)", "", text)                   # digit separators
+    text = re.sub(r"(?<=\d)(?:[uU]?[lL]{0,2}|[lL]{1,2}[uU])\b", "", text)  # integer suffixes
+    text = re.sub(r"\bstatic_cast<[^>]*>", "", text)
+    text = text.replace("{", "(").replace("}", ")")
+
+    def walk(node):
+        if isinstance(node, ast.Expression):
+            return walk(node.body)
+        if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)):
+            return node.value
+        if isinstance(node, ast.BinOp) and type(node.op) in _SAFE:
+            return _SAFE[type(node.op)](walk(node.left), walk(node.right))
+        raise CellError(f"{expr.strip()!r} is not a constant expression of numbers")
     try:
-        return format(result, fmt or ".2f"), path
-    except ValueError as e:
-        raise CellError(f"format {fmt!r}: {e}") from None
+        return walk(ast.parse(text.strip(), mode="eval"))
+    except SyntaxError:
+        raise CellError(f"{expr.strip()!r} is not a constant expression of numbers") from None
 
 
-class ResultRole(SphinxRole):
+def evaluate_param(srcdir: str, text: str) -> tuple[str, str]:
+    file_part, sep, rest = text.partition(":")
+    if not sep or not file_part.strip():
+        raise CellError(f"{text!r}: expected 'FILE: NAME [op number]; FORMAT'")
+    rel = file_part.strip()
+    path = os.path.normpath(os.path.join(srcdir, rel))
+    if os.path.commonpath([path, os.path.abspath(srcdir)]) != os.path.abspath(srcdir) or not os.path.isfile(path):
+        raise CellError(f"source file {rel} does not exist")
+    with open(path, encoding="utf-8") as f:
+        source = f.read()
+    expr, _, fmt = rest.partition(";")
+    expr = expr.strip()
+    m = re.fullmatch(r"/(.+)/\s*(?:([*/])\s*([0-9.]+))?", expr)
+    if m:
+        found = re.search(m.group(1), source, re.S)
+        if not found or not found.groups():
+            raise CellError(f"{rel}: the pattern /{m.group(1)}/ matches nothing (or has no group)")
+        value = const_eval(found.group(1))
+        scale = m.group(2, 3)
+    else:
+        m = re.fullmatch(r"([A-Za-z_]\w*)\s*(?:([*/])\s*([0-9.]+))?", expr)
+        if not m:
+            raise CellError(f"{expr!r}: expected NAME or /REGEX/, optionally * or / a number")
+        name = m.group(1)
+        found = None
+        for pattern in (rf"\b{name}\b\s*=\s*([^;\n]+?)\s*(?:;|$)",                      # NAME = value;
+                        rf"\b{name}\b\s*\{{([^;{{}}]*(?:\{{[^{{}}]*\}}[^;{{}}]*)*)\}}\s*[;,)]",  # NAME{value};
+                        rf"\b{name}\b\s*\(([^;]+?)\)\s*;"):                               # NAME(value);
+            found = re.search(pattern, source, re.M)
+            if found:
+                break
+        if not found:
+            raise CellError(f"{rel} defines no constant {name!r} (NAME = value; or NAME{{value}})")
+        value = const_eval(next(g for g in found.groups() if g is not None))
+        scale = m.group(2, 3)
+    if scale[0]:
+        value = value * float(scale[1]) if scale[0] == "*" else value / float(scale[1])
+    fmt = fmt.strip() or None
+    spec, unit = split_format(fmt)
+    if spec is None:
+        text_value = f"{value:g}" if isinstance(value, float) else str(value)
+        return text_value + with_unit(unit), path
+    return render_number(value, fmt), path
+
+
+# --- the roles ------------------------------------------------------------------------
+
+class _FigureRole(SphinxRole):
+    name = ""
+
+    def figure(self) -> tuple[str, str]:
+        raise NotImplementedError
+
     def run(self):
         try:
-            value, path = evaluate(results_root(self.env), self.text)
+            value, path = self.figure()
         except CellError as e:
-            logger.warning(f"result: {e}", location=self.get_location(), type="results", subtype="cell")
+            logger.warning(f"{self.name}: {e}", location=self.get_location(), type="results", subtype="cell")
             return [nodes.problematic(self.rawtext, self.rawtext)], []
         self.env.note_dependency(path)
-        return [nodes.abbreviation(value, value, explanation=self.text.strip(), classes=["result-cell"])], []
+        return [nodes.abbreviation(value, value, explanation=self.text.strip(),
+                                   classes=["result-cell", f"{self.name}-figure"])], []
+
+
+class ResultRole(_FigureRole):
+    name = "result"
+
+    def figure(self):
+        return evaluate(results_root(self.env), self.text)
+
+
+class RangeRole(_FigureRole):
+    name = "range"
+
+    def figure(self):
+        return evaluate_range(results_root(self.env), self.text)
+
+
+class VerdictRole(_FigureRole):
+    name = "verdict"
+
+    def figure(self):
+        return evaluate_verdict(results_root(self.env), self.text)
+
+
+class CountRole(_FigureRole):
+    name = "count"
+
+    def figure(self):
+        return evaluate_count(results_root(self.env), self.text)
+
+
+class ParamRole(_FigureRole):
+    name = "param"
+
+    def figure(self):
+        return evaluate_param(self.env.srcdir, self.text)
+
+
+class SeedRole(SphinxRole):
+    def run(self):
+        configured = getattr(self.env.config, "seeds_table", "")
+        table = os.path.join(self.env.app.confdir, configured) if configured else SEEDS_TABLE
+        try:
+            value, label, why = evaluate_seed(self.text, table)
+        except CellError as e:
+            logger.warning(f"seed: {e}", location=self.get_location(), type="results", subtype="cell")
+            return [nodes.problematic(self.rawtext, self.rawtext)], []
+        self.env.note_dependency(os.path.abspath(table))
+        span = nodes.inline(classes=["seed-figure"])
+        span += nodes.abbreviation(value, value, explanation=why, classes=["result-cell", "seed-value"])
+        span += nodes.inline("", f"\u00a0({label})", classes=["seed-label"])
+        return [span], []
 
 
 def setup(app):
+    app.add_config_value("seeds_table", "", "env")
     app.add_role("result", ResultRole())
+    app.add_role("range", RangeRole())
+    app.add_role("verdict", VerdictRole())
+    app.add_role("count", CountRole())
+    app.add_role("param", ParamRole())
+    app.add_role("seed", SeedRole())
     return {"version": __version__, "parallel_read_safe": True, "parallel_write_safe": True}
