@@ -109,6 +109,11 @@ MEASURE_JS = r"""
     const b = {kind, tag: el.tagName.toLowerCase(), cls: String(el.className && el.className.baseVal !== undefined ? el.className.baseVal : el.className || ''),
                left: r.left, right: r.right, top: r.top + window.scrollY, width: r.width, height: r.height,
                scrollers: scrollers(el), ...where(el)};
+    if (el.tagName === 'TABLE') {
+      // The narrowest this table can be laid out (its words unbroken): the headroom left.
+      const w = el.style.width; el.style.width = 'min-content';
+      b.min_width = el.getBoundingClientRect().width; el.style.width = w;
+    }
     if (el.tagName === 'IMG') {
       b.src = el.currentSrc || el.src; b.natural_width = el.naturalWidth; b.natural_height = el.naturalHeight;
       b.box_width = el.clientWidth; b.box_height = el.clientHeight;
