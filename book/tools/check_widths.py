@@ -79,7 +79,7 @@ MEASURE_JS = r"""
     let caption = '';
     if (cap) {
       const c = cap.querySelector('caption, figcaption, .code-block-caption');
-      if (c) caption = c.textContent.replace('¶', '').trim().slice(0, 70);
+      if (c) caption = c.textContent.replace('¶', '').trim().replace(/#$/, '').slice(0, 70);
     }
     return {heading: heading.slice(0, 70), caption};
   };
