@@ -426,7 +426,9 @@ def plot_metric(path: str, spec, summ: dict, metric: str, machine: dict, mode: s
         ax.grid(axis="y", alpha=0.3)
         ax.set_axisbelow(True)
         if len(arms) > 1:
-            legend_above(ax, min(len(panel), 3))
+            # As many columns as fit a line of about 66 characters at PLOT_FONT_PT.
+            per = max(len(a) for a in panel) + 4
+            legend_above(ax, next((c for c in (len(panel), 3, 2) if c * per <= 66), 1))
     axes[0].set_ylim(0, top * 1.05 if top > 0 else 1)
     fig.suptitle("\n".join(textwrap.wrap(
         f"{label}: median of rounds, whiskers min–max"
