@@ -26,6 +26,10 @@ Role: the command line over the harness's modules.
       that would start after S seconds is not run and its command is printed instead
   bench.py verify SPEC.toml [--out DIR]
       re-read a spec's written results and check that they are whole
+  bench.py replot [--out DIR]
+      redraw every plot under OUT from the data its .json recorded (the per-cell summary and
+      the spec text; the probe's results), measuring nothing: a change of how plots are
+      drawn reaches the committed figures without rerunning a benchmark
 
 OUT defaults to benchmarks/results (the committed, full-mode results); quick runs
 from the build (the `quick-measurements` target) write to BUILD/results instead.
@@ -377,6 +381,47 @@ def cmd_verify(args) -> int:
     return 1 if problems else 0
 
 
+def replot_one(json_path: str) -> list[str]:
+    """Redraw the PNGs of one results record from its own data (the per-cell summary and
+    the spec text it recorded, or a probe's results), measuring nothing. Returns the files
+    written."""
+    with open(json_path, encoding="utf-8") as f:
+        doc = json.load(f)
+    base = json_path[:-len(".json")]
+    if doc.get("summary") and doc.get("spec", {}).get("text"):
+        spec = specfile.parse(doc["spec"]["text"], doc["spec"].get("path", json_path))
+        summ = {(s["row"], s["arm"]): {**s, "metrics": {
+                    m: (runner.sm.Range(r["median"], r["min"], r["max"], r["n"]) if r else None)
+                    for m, r in s["metrics"].items()}}
+                for s in doc["summary"]}
+        view = specfile.Spec(**{**spec.__dict__,
+                                "arms": [a for a in spec.arms if any(k[1] == a.name for k in summ)],
+                                "rows": [r for r in spec.rows if any(k[0] == r.name for k in summ)]})
+        out = []
+        for metric in spec.plots:
+            if report.plot_metric(f"{base}-{metric}.png", view, summ, metric, doc["machine"],
+                                  doc.get("mode", "?")):
+                out.append(f"{base}-{metric}.png")
+        return out
+    if os.path.basename(base) == probe.NAME and doc.get("results"):
+        probe.plot(base + "-round-trip.png", doc, doc["machine"], doc.get("mode", "?"))
+        return [base + "-round-trip.png"]
+    return []
+
+
+def cmd_replot(args) -> int:
+    written = []
+    for path in sorted(glob.glob(os.path.join(args.out, "*", "*.json"))):
+        try:
+            written += replot_one(path)
+        except (report.PlotError, specfile.SpecError, KeyError) as e:
+            print(f"bench replot: {path}: {e}", file=sys.stderr)
+            return 1
+    for w in written:
+        print(f"bench replot: wrote {os.path.relpath(w)}")
+    return 0
+
+
 def needs_postgres(args) -> bool:
     """Whether this command runs something that needs a PostgreSQL (then the whole command
     runs again inside a throwaway cluster; without pg_virtualenv those parts are skipped, or
@@ -455,6 +500,10 @@ def main(argv: list[str]) -> int:
     p.add_argument("--budget-s", type=float, default=None,
                    help="start no part after this many seconds; print the commands of those not run")
     p.set_defaults(func=cmd_all)
+
+    p = sub.add_parser("replot", help="redraw every plot under OUT from its recorded data")
+    common(p, need_build=False)
+    p.set_defaults(func=cmd_replot)
 
     p = sub.add_parser("verify", help="check a spec's written results")
     p.add_argument("spec")

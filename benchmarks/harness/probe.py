@@ -58,37 +58,33 @@ def csv_lines(doc: dict) -> tuple[list[str], list[dict]]:
 
 
 def plot(path: str, doc: dict, machine: dict, mode: str) -> None:
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    """The price list as horizontal bars (a mechanism's name reads along its row), log
+    scale, drawn to be read in the book's column (report.readable_figure)."""
     res = doc.get("results", [])
     names = [r["mechanism"] for r in res]
-    fig, ax = plt.subplots(figsize=(max(5.0, 0.9 * len(names) + 2), 3.6), dpi=110)
     bars = [("wall_us", "wall"), ("cpu_us", "CPU (both threads)"),
             ("wall_us" + BUSY, "wall, busy neighbour"),
             ("cpu_us" + BUSY, "CPU, busy neighbour")]
     bars = [b for b in bars if all(b[0] in r for r in res)]
-    width = 0.8 / len(bars)
+    fig, (ax,) = report.readable_figure(height_in=1.8 + 0.16 * len(names) * max(1, len(bars)))
+    height = 0.8 / len(bars)
     for i, (fig_key, label) in enumerate(bars):
-        xs = [j + (i - (len(bars) - 1) / 2) * width for j in range(len(res))]
+        ys = [j + (i - (len(bars) - 1) / 2) * height for j in range(len(res))]
         med = [r[fig_key]["median"] for r in res]
         lo = [r[fig_key]["median"] - r[fig_key]["min"] for r in res]
         hi = [r[fig_key]["max"] - r[fig_key]["median"] for r in res]
-        ax.bar(xs, med, width * 0.95, yerr=[lo, hi], capsize=2, label=label)
-    ax.set_xticks(range(len(names)))
-    ax.set_xticklabels(names, rotation=20, ha="right", fontsize=8)
-    ax.set_ylabel("µs per round trip")
-    ax.set_yscale("log")
-    ax.set_title(f"cross-thread hand-off round trip, median of rounds, bars = min–max "
-                 f"({mode} mode)", fontsize=9)
-    ax.grid(axis="y", alpha=0.3)
+        ax.barh(ys, med, height * 0.95, xerr=[lo, hi], capsize=2, label=label)
+    ax.set_yticks(range(len(names)))
+    ax.set_yticklabels(names)
+    ax.invert_yaxis()
+    ax.set_xlabel("µs per round trip (log scale)")
+    ax.set_xscale("log")
+    fig.suptitle("Cross-thread round trip: median of rounds, whiskers min–max"
+                 + ("" if mode == "full" else f" ({mode} mode)"))
+    ax.grid(axis="x", alpha=0.3)
     ax.set_axisbelow(True)
-    ax.legend(fontsize=8)
-    fig.text(0.01, 0.01, report.machine_line(machine), fontsize=6, color="#555")
-    fig.tight_layout(rect=(0, 0.03, 1, 1))
-    fig.savefig(path)
-    plt.close(fig)
+    report.legend_above(ax, 2)
+    report.save_readable(fig, path, machine)
 
 
 def run_probe(*, build_dir: str, out_dir: str, repo_root: str, mode: str, argv: list[str],

@@ -271,49 +271,169 @@ def write_csv(path: str, header: list[str], lines: list[dict]) -> None:
     os.replace(tmp, path)
 
 
-def plot_metric(path: str, spec, summ: dict, metric: str, machine: dict, mode: str) -> bool:
-    """Grouped bars: one group per row, one bar per arm, height the median, whiskers
-    the min-max over rounds. Returns False when nothing of that metric was measured."""
+# The plots are drawn to be read in the book's column (book/tools/check_widths.py measures
+# them in Chromium at 1280 px, issue 23): PLOT_WIDTH_IN wide at PLOT_DPI, so the browser
+# shows them at about half their pixels in the 736 px column, and every text at PLOT_FONT_PT,
+# which lands at or above the body text there. The smallest text's size in pixels of the
+# image is recorded in the PNG (TEXT_KEY) for that check; the machine line, which the
+# book's caption carries, is recorded as the PNG's Description rather than drawn. A label
+# the canvas would cut is an error, not a figure.
+PLOT_WIDTH_IN = 7.2
+PLOT_DPI = 200
+PLOT_FONT_PT = 12
+PANEL_HEIGHT_IN = 2.9
+MAX_ARMS_PER_PANEL = 6
+TEXT_KEY = "handoff:min_text_px"
+
+
+class PlotError(ValueError):
+    pass
+
+
+def readable_figure(panels: int = 1, sharey: bool = True, height_in: float | None = None):
+    """A figure and its axes (one per panel, stacked), sized and styled for the column."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+
+    plt.rcParams.update({"font.size": PLOT_FONT_PT, "axes.titlesize": PLOT_FONT_PT,
+                         "axes.labelsize": PLOT_FONT_PT, "xtick.labelsize": PLOT_FONT_PT,
+                         "ytick.labelsize": PLOT_FONT_PT, "legend.fontsize": PLOT_FONT_PT,
+                         "figure.titlesize": PLOT_FONT_PT})
+    fig, axes = plt.subplots(panels, 1, sharey=sharey, squeeze=False, dpi=PLOT_DPI,
+                             figsize=(PLOT_WIDTH_IN, height_in or PANEL_HEIGHT_IN * panels + 0.5),
+                             layout="constrained")
+    return fig, [a for (a,) in axes]
+
+
+def _texts(fig):
+    import matplotlib.text
+    return [t for t in fig.findobj(matplotlib.text.Text)
+            if t.get_visible() and t.get_text().strip() and t.figure is fig]
+
+
+def _slant_crowded_ticks(fig, axes) -> None:
+    """Slant an axis's tick labels when they would touch one another."""
+    renderer = fig.canvas.get_renderer()
+    for ax in axes:
+        labels = [t for t in ax.get_xticklabels() if t.get_text().strip()]
+        boxes = [t.get_window_extent(renderer) for t in labels]
+        if any(a.x1 + 4 > b.x0 for a, b in zip(boxes, boxes[1:])):
+            for t in labels:
+                t.set_rotation(25)
+                t.set_horizontalalignment("right")
+
+
+def save_readable(fig, path: str, machine: dict) -> float:
+    """Lay the figure out, refuse a text the canvas cuts, record the smallest text's size in
+    pixels and the machine in the PNG, and save it. Returns that size."""
+    import matplotlib.pyplot as plt
+
+    fig.canvas.draw()
+    _slant_crowded_ticks(fig, fig.axes)
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    w, h = fig.canvas.get_width_height()
+    # What is drawn (ticks outside the view are not), in pixels: it must lie on the canvas.
+    drawn = fig.get_tightbbox(renderer).transformed(fig.dpi_scale_trans)
+    if drawn.x0 < -1 or drawn.y0 < -1 or drawn.x1 > w + 1 or drawn.y1 > h + 1:
+        cut = [t.get_text() for t in _texts(fig)
+               if (lambda b: b.x0 < -1 or b.y0 < -1 or b.x1 > w + 1 or b.y1 > h + 1)(
+                   t.get_window_extent(renderer)) and not t.get_text().startswith("$")]
+        plt.close(fig)
+        raise PlotError(f"{path}: the canvas cuts a label ({', '.join(map(repr, cut)) or 'a tick label'}:"
+                        f" drawn {drawn.x0:.0f}..{drawn.x1:.0f} of {w} px wide, "
+                        f"{drawn.y0:.0f}..{drawn.y1:.0f} of {h} px high)")
+    texts = _texts(fig)
+    px = min(t.get_fontsize() for t in texts) * fig.dpi / 72 if texts else 0.0
+    fig.savefig(path, metadata={TEXT_KEY: f"{px:.2f}", "Description": machine_line(machine),
+                                "Software": "benchmarks/harness/report.py"})
+    plt.close(fig)
+    return px
+
+
+def arm_panels(arms: list[str], most: int = MAX_ARMS_PER_PANEL) -> list[list[str]]:
+    """The arms in panels of at most `most`, keeping a family (the names that differ only
+    after their last dash: shared-1, shared-2, ...) together where it fits."""
+    if len(arms) <= most:
+        return [list(arms)]
+    families: list[list[str]] = []
+    for a in arms:
+        stem = a.rsplit("-", 1)[0] if "-" in a else a
+        if families and (families[-1][0].rsplit("-", 1)[0] if "-" in families[-1][0]
+                         else families[-1][0]) == stem:
+            families[-1].append(a)
+        else:
+            families.append([a])
+    panels: list[list[str]] = []
+    for fam in families:
+        for i in range(0, len(fam), most):
+            part = fam[i:i + most]
+            if panels and len(panels[-1]) + len(part) <= most:
+                panels[-1].extend(part)
+            else:
+                panels.append(list(part))
+    return panels
+
+
+def legend_above(ax, ncols: int) -> None:
+    """The axes' legend above it, read row by row (matplotlib fills a legend column by
+    column: the handles are reordered so that the arms read in their declared order)."""
+    handles, labels = ax.get_legend_handles_labels()
+    n, c = len(handles), max(1, ncols)
+    r = -(-n // c)
+    order = [i * c + j for j in range(c) for i in range(r) if i * c + j < n]
+    ax.legend([handles[k] for k in order], [labels[k] for k in order], ncols=c,
+              loc="lower center", bbox_to_anchor=(0.5, 1.0), frameon=False, handlelength=1.2,
+              columnspacing=1.0)
+
+
+def plot_metric(path: str, spec, summ: dict, metric: str, machine: dict, mode: str) -> bool:
+    """Grouped bars: one group per row, one bar per arm, height the median, whiskers
+    the min-max over rounds; more than MAX_ARMS_PER_PANEL arms are drawn in stacked panels
+    on one scale. Returns False when nothing of that metric was measured."""
+    import textwrap
 
     arms = [a.name for a in spec.arms]
     rows = [r.name for r in spec.rows]
     have = any(summ.get((r, a), {}).get("metrics", {}).get(metric) for r in rows for a in arms)
     if not have:
         return False
-    width = 0.8 / max(1, len(arms))
+    panels = arm_panels(arms)
+    fig, axes = readable_figure(len(panels))
+    label = sm.METRICS[metric][1]
     top = 0.0
-    fig, ax = plt.subplots(figsize=(max(5.0, 1.3 * len(rows) * max(1, len(arms)) * 0.6 + 2), 3.6),
-                           dpi=110)
-    for i, arm in enumerate(arms):
-        xs, hs, lo, hi = [], [], [], []
-        for j, row in enumerate(rows):
-            r = summ.get((row, arm), {}).get("metrics", {}).get(metric)
-            if r is None:
-                continue
-            xs.append(j + (i - (len(arms) - 1) / 2) * width)
-            hs.append(r.median)
-            top = max(top, r.hi)
-            lo.append(r.median - r.lo)
-            hi.append(r.hi - r.median)
-        if xs:
-            ax.bar(xs, hs, width * 0.92, yerr=[lo, hi], capsize=3, label=arm)
-    ax.set_xticks(range(len(rows)))
-    ax.set_xticklabels(rows)
-    ax.set_ylabel(sm.METRICS[metric][1])
-    ax.set_title(f"{spec.title}: {sm.METRICS[metric][1]}\n"
-                 f"median of rounds, bars = min–max ({mode} mode)", fontsize=9)
-    ax.grid(axis="y", alpha=0.3)
-    ax.set_axisbelow(True)
-    if len(arms) > 1:
-        ax.set_ylim(0, top * 1.22 if top > 0 else 1)   # headroom for the legend
-        ax.legend(fontsize=8, ncols=min(len(arms), 4), loc="upper center")
-    fig.text(0.01, 0.01, machine_line(machine), fontsize=6, color="#555")
-    fig.tight_layout(rect=(0, 0.03, 1, 1))
-    fig.savefig(path)
-    plt.close(fig)
+    for ax, panel in zip(axes, panels):
+        width = 0.8 / max(1, len(panel))
+        for i, arm in enumerate(panel):
+            xs, hs, lo, hi = [], [], [], []
+            for j, row in enumerate(rows):
+                r = summ.get((row, arm), {}).get("metrics", {}).get(metric)
+                if r is None:
+                    continue
+                xs.append(j + (i - (len(panel) - 1) / 2) * width)
+                hs.append(r.median)
+                top = max(top, r.hi)
+                lo.append(r.median - r.lo)
+                hi.append(r.hi - r.median)
+            if xs:
+                ax.bar(xs, hs, width * 0.92, yerr=[lo, hi], capsize=3, label=arm,
+                       color=f"C{i}")
+        ax.set_xticks(range(len(rows)))
+        ax.set_xticklabels(rows)
+        if len(label) <= 24:    # a longer one is the title's alone
+            ax.set_ylabel(label)
+        ax.grid(axis="y", alpha=0.3)
+        ax.set_axisbelow(True)
+        if len(arms) > 1:
+            # As many columns as fit a line of about 66 characters at PLOT_FONT_PT.
+            per = max(len(a) for a in panel) + 4
+            legend_above(ax, next((c for c in (len(panel), 3, 2) if c * per <= 66), 1))
+    axes[0].set_ylim(0, top * 1.05 if top > 0 else 1)
+    fig.suptitle("\n".join(textwrap.wrap(
+        f"{label}: median of rounds, whiskers min–max"
+        + ("" if mode == "full" else f" ({mode} mode)"), 60)))
+    save_readable(fig, path, machine)
     return True
 
 

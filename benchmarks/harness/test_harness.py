@@ -1191,5 +1191,43 @@ class LoopPeers(unittest.TestCase):
             self.assertFalse(os.path.exists(os.path.join(tmp, "04-turn-shape", "loop-peers.json")))
 
 
+class ReadablePlots(unittest.TestCase):
+    """The plots are drawn to be read in the book's column (issue 23): at most six arms a
+    panel, the smallest text recorded in the PNG for the browser check, a cut label refused,
+    and `bench.py replot` redraws a committed record without measuring."""
+
+    def test_arms_in_panels_of_six_families_kept_together(self):
+        arms = [f"{f}-{n}" for f in ("shared", "chained", "elastic") for n in (1, 2, 4, 8)] + ["inline"]
+        self.assertEqual(report.arm_panels(arms), [arms[0:4], arms[4:8], arms[8:13]])
+        self.assertEqual(report.arm_panels(["a", "b", "c"]), [["a", "b", "c"]])
+        self.assertTrue(all(len(p) <= 6 for p in report.arm_panels([f"x-{i}" for i in range(14)])))
+
+    def test_records_its_smallest_text_and_refuses_a_cut_label(self):
+        sys.path.insert(0, os.path.join(os.path.dirname(HERE), "..", "book", "tools"))
+        import check_widths
+        with tempfile.TemporaryDirectory() as tmp:
+            fig, (ax,) = report.readable_figure()
+            ax.bar([0, 1], [1, 2])
+            px = report.save_readable(fig, os.path.join(tmp, "ok.png"), {"cpu_model": "test"})
+            self.assertAlmostEqual(px, report.PLOT_FONT_PT * report.PLOT_DPI / 72, places=3)
+            meta = check_widths.png_text(os.path.join(tmp, "ok.png"))
+            self.assertAlmostEqual(float(meta[report.TEXT_KEY]), px, places=1)
+            self.assertIn("test", meta["Description"])
+            fig, (ax,) = report.readable_figure()
+            ax.bar([0, 1], [1, 2])
+            fig.text(0.7, 0.5, "a label far too long to fit on the right of this canvas")
+            with self.assertRaises(report.PlotError):
+                report.save_readable(fig, os.path.join(tmp, "cut.png"), {})
+
+    def test_replot_redraws_a_committed_record(self):
+        src = os.path.join(bench.DEFAULT_OUT, "04-turn-shape", "churn.json")
+        with tempfile.TemporaryDirectory() as tmp:
+            shutil.copy(src, os.path.join(tmp, "churn.json"))
+            written = bench.replot_one(os.path.join(tmp, "churn.json"))
+            self.assertEqual(sorted(os.path.basename(w) for w in written),
+                             ["churn-pg_opened_per_req.png", "churn-rps.png",
+                              "churn-server_us_per_req.png"])
+
+
 if __name__ == "__main__":
     unittest.main()

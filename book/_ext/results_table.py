@@ -25,6 +25,18 @@ pool) shows as "–". ``:where:`` keeps only lines whose column equals a value
 (``arm=ring|dgram``). ``:record:`` names the .json in the same folder for a CSV that has
 no sibling of its own (a spec's per-run ``NAME-runs.csv`` belongs to ``NAME.json``).
 
+A table too wide for the book's column (book/tools/check_widths.py fails the build on one)
+is split with ``|`` in ``:columns:``: the columns before the first ``|`` are the keys,
+repeated at the left of every part, and each later group is one part, a table of its own
+under the same caption (numbered "1 of 2", ...) with the provenance line once, after the
+last::
+
+    :columns: row=connections, arm | rps=requests/s, server_us_per_req=server µs
+              | pg_sessions_per_req*1000=new sessions/1k, pg_opened_per_req*1000=opened/1k
+
+A median's range is kept on one line ("(2200–2400)" never breaks inside), so a narrow
+column shows the median above its range.
+
 ``results-figure`` shows a PNG the harness drew, captioned with the same command and
 machine line::
 
@@ -197,30 +209,20 @@ class ResultsTable(_ResultsDirective):
             lines = [ln for ln in lines if ln[key] in accepted]
         if not lines:
             raise self.error(f"results-table: no line of {rel} matches :where:")
-        columns = parse_pairs(self.options.get("columns")) if "columns" in self.options \
-            else [(k, h) for k, h in DEFAULT_COLUMNS if cell_text(lines[0], k) is not None]
-        for key, _ in columns:
+        parts = [parse_pairs(g) for g in self.options["columns"].split("|")] \
+            if "columns" in self.options \
+            else [[(k, h) for k, h in DEFAULT_COLUMNS if cell_text(lines[0], k) is not None]]
+        if len(parts) > 1 and not all(parts[1:]):
+            raise self.error("results-table: :columns: has an empty part between '|'")
+        for key, _ in (c for part in parts for c in part):
             if cell_text(lines[0], key) is None:
                 raise self.error(f"results-table: {rel} has no column {key!r} "
                                  f"(nor {key}_median)")
-
-        table = nodes.table(classes=["results-table"])
-        if self.options.get("caption"):
-            title = nodes.title(text=self.options["caption"])
-            self.set_source_info(title)
-            table += title
-        tgroup = nodes.tgroup(cols=len(columns))
-        table += tgroup
-        for _ in columns:
-            tgroup += nodes.colspec(colwidth=1)
-        thead = nodes.thead()
-        tgroup += thead
-        thead += self._row([label for _, label in columns])
-        tbody = nodes.tbody()
-        tgroup += tbody
-        for line in lines:
-            tbody += self._row([cell_text(line, key) for key, _ in columns])
-        self.set_source_info(table)
+        keys, groups = (parts[0], parts[1:]) if len(parts) > 1 else ([], parts)
+        tables = [self._table(lines, keys + group,
+                              self.options.get("caption"),
+                              f"{i + 1} of {len(groups)}" if len(groups) > 1 else "")
+                  for i, group in enumerate(groups)]
 
         busy = sum(int(ln.get("busy_rounds") or 0) for ln in lines)
         failed = sum(int(ln.get("failed_rounds") or 0) for ln in lines)
@@ -231,14 +233,46 @@ class ResultsTable(_ResultsDirective):
                       f"{threshold}% of a core")
         if failed:
             extra += f"; {failed} cell(s) failed and are left out"
-        return [table, self.provenance(record, extra)]
+        return [*tables, self.provenance(record, extra)]
+
+    def _table(self, lines, columns, caption, part):
+        table = nodes.table(classes=["results-table"])
+        if caption:
+            title = nodes.title(text=f"{caption} ({part})" if part else caption)
+            self.set_source_info(title)
+            table += title
+        tgroup = nodes.tgroup(cols=len(columns))
+        table += tgroup
+        for _ in columns:
+            tgroup += nodes.colspec(colwidth=1)
+        thead = nodes.thead()
+        tgroup += thead
+        # A heading may break after a slash ("callbacks/<break>request"), as its words do.
+        thead += self._row([label.replace("/", "/\u200b") for _, label in columns])
+        tbody = nodes.tbody()
+        tgroup += tbody
+        for line in lines:
+            tbody += self._row([cell_text(line, key) for key, _ in columns])
+        self.set_source_info(table)
+        return table
 
     @staticmethod
     def _row(texts):
         row = nodes.row()
         for t in texts:
             entry = nodes.entry()
-            entry += nodes.paragraph(text=t)
+            para = nodes.paragraph()
+            median, space, rng = t.partition(" (")
+            if space and rng.endswith(")"):
+                # "median (min–max)": the range never breaks inside (book.css, .range).
+                para += nodes.Text(median + " ")
+                para += nodes.inline(text=f"({rng}", classes=["range"])
+            elif t and " " not in t and "/" not in t and not t[0].isdigit():
+                # One name (an arm, a row): whole on its line, not broken at its hyphens.
+                para += nodes.inline(text=t, classes=["name"])
+            else:
+                para += nodes.Text(t)
+            entry += para
             row += entry
         return row
 

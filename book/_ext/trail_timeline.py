@@ -183,26 +183,37 @@ def _label(text: str, width: int = 24) -> str:
 LINK_STYLE = {
     "poke": 'color="#1f5fbf", fontcolor="#1f5fbf", penwidth=1.4, label="poke"',
     "seen": 'color="#2e7d32", fontcolor="#2e7d32", label="visible"',
-    "missed": 'color="#c62828", fontcolor="#c62828", style=dashed, label="not yet visible"',
+    "missed": 'color="#c62828", fontcolor="#c62828", style=dashed, label="not yet\\nvisible"',
 }
+
+
+# The book's column at 1280 px is 552 pt (736 px) wide, and its text 12 pt (16 px): a
+# timeline drawn any wider is scaled down and its text with it (book/tools/check_widths.py
+# fails the build on text smaller than the body's). So every text is FONT_PT, and a lane's
+# boxes share what the column leaves after the step numbers.
+FONT_PT = 12
+COLUMN_IN = 7.2
+CHAR_IN = 0.095   # an average character of Helvetica at FONT_PT, for wrapping
 
 
 def to_dot(trail: Trail) -> str:
     """Graphviz source: a grid whose rows are steps and whose columns are lanes."""
     n_lanes = len(trail.lanes)
+    box_in = min(1.75, (COLUMN_IN - 2.5) / max(1, n_lanes) - 0.2)   # room for the links' labels
+    wrap = max(12, int((box_in - 0.16) / CHAR_IN))
     last = {}
     for k, (lane, _) in enumerate(trail.steps):
         last[lane] = k
     out = [
         "digraph trail {",
         "  rankdir=TB; newrank=true; nodesep=0.2; ranksep=0.18;",
-        '  node [fontname="Helvetica", fontsize=11, shape=box, style="rounded", width=1.9, height=0.3,'
-        ' margin="0.08,0.04"];',
-        '  edge [fontname="Helvetica", fontsize=10, color="#888888", arrowsize=0.6];',
+        f'  node [fontname="Helvetica", fontsize={FONT_PT}, shape=box, style="rounded", width={box_in:.2f},'
+        ' height=0.3, margin="0.08,0.04"];',
+        f'  edge [fontname="Helvetica", fontsize={FONT_PT}, color="#888888", arrowsize=0.6];',
         '  hs [label="step", shape=plaintext, fontcolor="#666666"];',
     ]
     for c, name in enumerate(trail.lanes):
-        out.append(f'  h{c} [label="{_label(name)}", shape=plaintext, fontsize=12];')
+        out.append(f'  h{c} [label="{_label(name, wrap)}", shape=plaintext];')
     out.append("  {rank=same; hs; " + " ".join(f"h{c};" for c in range(n_lanes)) + "}")
     out.append("  hs -> " + " -> ".join(f"h{c}" for c in range(n_lanes)) + " [style=invis];")
     for k, (lane, text) in enumerate(trail.steps):
@@ -211,7 +222,7 @@ def to_dot(trail: Trail) -> str:
             if c != lane:
                 look = 'color="#888888"' if k < last.get(c, -1) else "style=invis"  # the line runs through
                 out.append(f"  g{k}_{c} [shape=point, width=0.015, {look}];")
-        attrs = [f'label="{_label(text)}"']
+        attrs = [f'label="{_label(text, wrap)}"']
         if DRAIN.match(text):
             attrs.append('style="rounded,dashed", fontcolor="#555555", color="#777777"')
         elif text.startswith("blocks in") and last[lane] == k:
@@ -237,8 +248,8 @@ def to_dot(trail: Trail) -> str:
     for link in trail.links:
         out.append(f"  s{link.src} -> s{link.dst} [constraint=false, {LINK_STYLE[link.kind]}];")
     if trail.verdict:
-        out.append(f'  label="{_label(trail.verdict, 90)}"; labelloc=b; fontname="Helvetica"; fontsize=11;'
-                   ' fontcolor="#c62828";')
+        out.append(f'  label="{_label(trail.verdict, int(COLUMN_IN / CHAR_IN) - 6)}"; labelloc=b;'
+                   f' fontname="Helvetica"; fontsize={FONT_PT}; fontcolor="#c62828";')
     out.append("}")
     return "\n".join(out) + "\n"
 
