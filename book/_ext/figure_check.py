@@ -61,7 +61,7 @@ def prose(node: nodes.Node) -> str:
         return node.astext()
     if isinstance(node, SKIP_INLINE) or "seed-figure" in getattr(node, "get", lambda *_: [])("classes", []):
         return PLACEHOLDER
-    if isinstance(node, nodes.Element) and "results-provenance" in node.get("classes", []):
+    if isinstance(node, nodes.Element) and {"results-provenance", "results-part"} & set(node.get("classes", [])):
         return PLACEHOLDER
     if isinstance(node, nodes.Element):
         return "".join(prose(c) for c in node.children)
