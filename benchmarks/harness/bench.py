@@ -88,6 +88,8 @@ def reproduce_argv(spec, args) -> list[str]:
     for flag in ("rounds", "duration", "warmup"):
         if getattr(args, flag, None) is not None:
             argv += [f"--{flag}", f"{getattr(args, flag):g}"]
+    if getattr(args, "host", specfile.LOOPBACK_HOST) != specfile.LOOPBACK_HOST:
+        argv += ["--host", args.host]
     return argv
 
 
@@ -178,6 +180,13 @@ def refuse_dirty(args, repo_root: str = REPO_ROOT, stream=sys.stderr) -> bool:
     return True
 
 
+def _loopback(host: str) -> str:
+    try:
+        return specfile.check_loopback(host.strip("[]"))
+    except specfile.SpecError as e:
+        raise argparse.ArgumentTypeError(str(e)) from e
+
+
 def cmd_run(args) -> int:
     spec = specfile.load(args.spec)
     try:
@@ -185,7 +194,8 @@ def cmd_run(args) -> int:
                               out_dir=args.out, repo_root=REPO_ROOT, argv=args.argv,
                               reproduce_argv=reproduce_argv(spec, args),
                               settings=_settings(spec, args),
-                              allow_missing=args.allow_missing, keep_tmp=args.keep_tmp)
+                              allow_missing=args.allow_missing, keep_tmp=args.keep_tmp,
+                              host=args.host)
     except runner.MissingParts as e:
         print(f"bench: cannot run {args.spec}: {e}", file=sys.stderr)
         return 2
@@ -460,6 +470,9 @@ def main(argv: list[str]) -> int:
                    help="keep BUILD/bench-tmp (server logs, nginx prefix, client reports)")
     p.add_argument("--verify", action="store_true",
                    help="re-read the written results and fail unless they are whole")
+    p.add_argument("--host", default=specfile.LOOPBACK_HOST, type=_loopback,
+                   help="the loopback address our servers listen on and the clients use "
+                        "(default 127.0.0.1; ::1 runs the spec over IPv6; nginx arms are skipped)")
     p.set_defaults(func=cmd_run)
 
     p = sub.add_parser("probe", help="run handoff-probe")

@@ -40,7 +40,7 @@ import servers
 import serverstats
 import stalls
 import summary as sm
-from specfile import Spec, rotation
+from specfile import LOOPBACK_HOST, Spec, rotation
 
 FORMAT_VERSION = 1
 
@@ -60,14 +60,14 @@ def _log(msg: str) -> None:
 
 def measure_cell(spec: Spec, arm, row, round_index: int, order: int, settings,
                  build_dir: str, repo_root: str, workdir: str,
-                 stall_dir: str | None = None) -> dict:
+                 stall_dir: str | None = None, host: str = LOOPBACK_HOST) -> dict:
     """One cell. With stall_dir (a spec that says stall_samples), a loadgen row's measured
     run records its raw samples, and a run whose max exceeds the spec's stall_us leaves
     its slowest ones in stall_dir (harness/stalls.py)."""
     cell = {"round": round_index, "order": order, "row": row.name, "arm": arm.name,
             "ok": False, "error": None}
     tag = f"r{round_index}-{row.name}-{arm.name}"
-    server = servers.Server(arm, build_dir, repo_root, os.path.join(workdir, tag))
+    server = servers.Server(arm, build_dir, repo_root, os.path.join(workdir, tag), host)
     bin_dir = os.path.join(build_dir, "bin")
     pg_sessions = postgres.SessionCounter() if "postgres" in spec.needs else None
     served = 0  # requests over the server's whole life (warm-up included), for pg_sessions
@@ -214,7 +214,7 @@ def check_parts(spec: Spec, build_dir: str, repo_root: str) -> tuple[list, list,
 
 def run_spec(spec: Spec, *, mode: str, build_dir: str, out_dir: str, repo_root: str,
              argv: list[str], reproduce_argv: list[str], settings, allow_missing: bool,
-             keep_tmp: bool = False, stream=sys.stdout) -> dict:
+             keep_tmp: bool = False, stream=sys.stdout, host: str = LOOPBACK_HOST) -> dict:
     """Run every cell of a spec and write its results. Returns the JSON document
     (with "skipped" set when the whole spec could not run).
 
@@ -222,6 +222,11 @@ def run_spec(spec: Spec, *, mode: str, build_dir: str, out_dir: str, repo_root: 
     `bench.py run` line for this one spec, kept as "reproduce" with paths made
     relative to the repository, which is what the book prints under a table."""
     arms, rows, missing = check_parts(spec, build_dir, repo_root)
+    if host != LOOPBACK_HOST:
+        # An nginx arm listens where its template says; only our own servers take --host.
+        missing += [f"arm {a.name}: an nginx arm listens on {LOOPBACK_HOST} (its template), not {host}"
+                    for a in arms if a.kind == "nginx"]
+        arms = [a for a in arms if a.kind != "nginx"]
     if "postgres" in spec.needs and not postgres.inside():
         missing.append(f"a PostgreSQL: {postgres.missing() or 'not started (bench.py starts one)'}")
         arms = []
@@ -249,7 +254,7 @@ def run_spec(spec: Spec, *, mode: str, build_dir: str, out_dir: str, repo_root: 
             for row in rotation(rows, r):
                 for order, arm in enumerate(rotation(arms, r)):
                     cell = measure_cell(spec_view, arm, row, r, order, settings, build_dir,
-                                        repo_root, workdir, stall_dir)
+                                        repo_root, workdir, stall_dir, host)
                     cells.append(cell)
                     _log(_progress(cell, settings.rounds))
     finally:
@@ -283,6 +288,7 @@ def run_spec(spec: Spec, *, mode: str, build_dir: str, out_dir: str, repo_root: 
                      "busy_threshold_pct": spec.busy_threshold_pct,
                      "min_rounds_for_verdict": spec.min_rounds_for_verdict,
                      "stall_us": spec.stall_us, "stall_samples": spec.stall_samples,
+                     "host": host,
                      "arm_lifecycle": "a fresh server process per cell",
                      "order": "rounds x rows x arms, arm order rotated each round"},
         "command": shlex.join(argv),

@@ -232,13 +232,14 @@ class StartError(RuntimeError):
 class Server:
     """One running instance of an arm."""
 
-    def __init__(self, arm: Arm, build_dir: str, repo_root: str, workdir: str) -> None:
+    def __init__(self, arm: Arm, build_dir: str, repo_root: str, workdir: str,
+                 host: str = LOOPBACK_HOST) -> None:
         self.arm = arm
         self.build_dir = build_dir
         self.repo_root = repo_root
         self.workdir = workdir
         self.proc: subprocess.Popen | None = None
-        self.host = LOOPBACK_HOST
+        self.host = check_loopback(host.strip("[]"))  # what --host gets; the ready line may refine it
         self.port = 0
         self.argv: list[str] = []
         self.stdout_path = os.path.join(workdir, "stdout.log")
@@ -282,7 +283,7 @@ class Server:
         if self.arm.kind == "nginx":
             self.argv = self._nginx_argv()
         else:
-            self.argv = [self.binary_path(), "--host", LOOPBACK_HOST, "--port", "0",
+            self.argv = [self.binary_path(), "--host", self.host, "--port", "0",
                          *self.arm.args]
         env = dict(os.environ)
         env.update(dict(self.arm.env))
@@ -307,7 +308,7 @@ class Server:
             if m:
                 host = m.group(1).decode()
                 try:
-                    self.host = check_loopback(host)
+                    self.host = check_loopback(host.strip("[]"))  # "[::1]" in a URL, "::1" to connect
                 except SpecError as e:
                     self._fail(str(e))
                 self.port = int(m.group(2))

@@ -545,7 +545,7 @@ class Stalls(unittest.TestCase):
                                         errors={}, errors_total=0, cpu_ticks=0, wall_s=2.0)
 
         class FakeServer:
-            def __init__(self, arm, build_dir, repo_root, workdir):
+            def __init__(self, arm, build_dir, repo_root, workdir, host="127.0.0.1"):
                 self.arm, self.workdir, self.proc = arm, workdir, object()
                 self.host, self.port, self.argv = "127.0.0.1", 1, ["handoff-01"]
                 os.makedirs(workdir, exist_ok=True)
@@ -785,6 +785,19 @@ class Specs(unittest.TestCase):
                 runner.run_spec(s, mode="quick", build_dir="/nonexistent", out_dir="/x",
                                 repo_root=HERE, argv=[], reproduce_argv=[],
                                 settings=s.modes["quick"], allow_missing=False)
+
+    def test_host_override_reaches_the_server_and_the_reproduce_line(self):
+        srv = servers.Server(specfile.Arm("a", "stage", binary="handoff-01"), "/b", HERE, "/w", "[::1]")
+        self.assertEqual(srv.host, "::1")
+        srv.port = 8080
+        self.assertEqual(srv.url("/x"), "http://[::1]:8080/x")
+        spec = specfile.parse(MINIMAL)
+        args = argparse.Namespace(mode="quick", build_dir="/b", out=bench.DEFAULT_OUT, host="::1")
+        self.assertEqual(bench.reproduce_argv(spec, args)[-2:], ["--host", "::1"])
+        args.host = specfile.LOOPBACK_HOST
+        self.assertNotIn("--host", bench.reproduce_argv(spec, args))
+        with self.assertRaises(specfile.SpecError):
+            servers.Server(specfile.Arm("a", "stage"), "/b", HERE, "/w", "10.0.0.1")
 
     def test_only_loopback_targets_are_accepted(self):
         for ok in ("127.0.0.1", "127.0.0.2", "::1", "[::1]"):
