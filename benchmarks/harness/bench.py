@@ -22,8 +22,9 @@ Role: the command line over the harness's modules.
   bench.py all --mode quick|full --build-dir DIR [--out DIR] [--strict] [--budget-s S]
       every benchmarks/specs/*.toml that says in_all (the default), then the probe, the
       micro-benchmarks, the records, the loop peers and the profile; parts not built (and the profile
-      where perf is missing or refused) are listed as not measured; with --budget-s, a part
-      that would start after S seconds is not run and its command is printed instead
+      where perf is missing or refused) are listed as not measured; with --budget-s, every
+      chapter's headline spec runs first, and a part whose estimate does not fit in what is
+      left of S seconds is not run and its command is printed instead
   bench.py verify SPEC.toml [--out DIR]
       re-read a spec's written results and check that they are whole
   bench.py replot [--out DIR]
@@ -293,24 +294,36 @@ def cmd_micro(args) -> int:
     return 1 if missing else 0
 
 
+# About how long each part after the specs takes in quick mode (2-core VM), for --budget-s;
+# full mode has no estimate (a budget only stops what would start after it is spent).
+QUICK_ESTIMATE_S = {"probe": 35.0, "micro": 2.0, "records": 80.0, "loop-peers": 11.0, "profile": 14.0}
+
+
 def cmd_all(args) -> int:
     status = 0
     skipped = []
-    # --budget-s: a part that would start after the budget is spent is not run; its command
-    # is printed instead, so a reader's first run stays short and says how to get the rest.
+    # --budget-s: every chapter's headline spec comes first, and a part whose estimate does
+    # not fit in what is left of the budget is not run (a later, smaller one may still be);
+    # its command is printed instead, so a reader's first run stays short and says how to
+    # get the rest.
     deadline = time.monotonic() + args.budget_s if args.budget_s else None
     deferred: list[list[str]] = []
 
-    def over_budget(argv: list[str]) -> bool:
-        if deadline is not None and time.monotonic() >= deadline:
+    def over_budget(argv: list[str], estimate_s: float = 0.0) -> bool:
+        if deadline is not None and time.monotonic() + estimate_s >= deadline:
             deferred.append(argv)
             return True
         return False
 
+    def part_estimate_s(part: str) -> float:
+        return QUICK_ESTIMATE_S[part] if args.mode == "quick" else 0.0
+
     paths = sorted(glob.glob(os.path.join(SPECS_DIR, "*.toml")))
     specs = [specfile.load(p) for p in paths]   # every spec parses before anything runs
+    if deadline is not None:
+        specs.sort(key=lambda sp: not sp.headline)  # stable: headlines in path order, then the rest
     for spec in specs:
-        if not spec.in_all or over_budget(reproduce_argv(spec, args)):
+        if not spec.in_all or over_budget(reproduce_argv(spec, args), spec.estimate_s(args.mode)):
             continue
         settings = spec.modes[args.mode]
         try:
@@ -329,7 +342,7 @@ def cmd_all(args) -> int:
         skipped.append(f"probe: {probe.binary(args.build_dir)} not built")
         if args.strict:
             status = 1
-    elif not over_budget(probe_reproduce_argv(args)):
+    elif not over_budget(probe_reproduce_argv(args), part_estimate_s("probe")):
         try:
             probe.run_probe(build_dir=args.build_dir, out_dir=args.out, repo_root=REPO_ROOT,
                             mode=args.mode, argv=args.argv,
@@ -337,7 +350,7 @@ def cmd_all(args) -> int:
         except probe.ProbeError as e:
             print(f"bench all: probe: {e}", file=sys.stderr)
             status = 1
-    if not over_budget(sub_reproduce_argv("micro", args)):
+    if not over_budget(sub_reproduce_argv("micro", args), part_estimate_s("micro")):
         try:
             missing = micro.run_micro(build_dir=args.build_dir, out_dir=args.out, repo_root=REPO_ROOT,
                                       mode=args.mode, argv=args.argv,
@@ -348,14 +361,14 @@ def cmd_all(args) -> int:
         except micro.MicroError as e:
             print(f"bench all: micro: {e}", file=sys.stderr)
             status = 1
-    if not over_budget(sub_reproduce_argv("records", args)):
+    if not over_budget(sub_reproduce_argv("records", args), part_estimate_s("records")):
         missing, failures = run_records(args)
         skipped += [f"records {m}" for m in missing]
         for f in failures:
             print(f"bench all: records: {f}", file=sys.stderr)
         if failures or (missing and args.strict):
             status = 1
-    if not over_budget(sub_reproduce_argv("loop-peers", args)):
+    if not over_budget(sub_reproduce_argv("loop-peers", args), part_estimate_s("loop-peers")):
         missing, failures = run_loop_peers(args)
         skipped += [f"loop-peers {m}" for m in missing]
         for f in failures:
@@ -367,7 +380,7 @@ def cmd_all(args) -> int:
         skipped.append(f"profile: {why}")
         if args.strict:
             status = 1
-    elif not over_budget(sub_reproduce_argv("profile", args)) and cmd_profile(args) != 0:
+    elif not over_budget(sub_reproduce_argv("profile", args), part_estimate_s("profile")) and cmd_profile(args) != 0:
         status = 1
     if skipped:
         print("\nnot measured (parts not built here, or perf missing):", file=sys.stderr)

@@ -12,6 +12,8 @@ Shape of a spec:
     name = "server"
     title = "..."                  # optional, for the stdout table and the plots
     in_all = true                  # `bench.py all` runs it (smoke specs say false)
+    headline = true                # the chapter's headline table: a budgeted `bench.py all`
+                                   # (README command 1) runs every headline first
     needs = ["postgres"]           # optional: services the arms need (harness/postgres.py)
     busy_threshold_pct = 25        # flag a cell when the rest of the machine used more
     stall_us = 10000               # a run whose max latency exceeds this is a stall (default)
@@ -65,6 +67,7 @@ CLIENTS = ("loadgen", "wrk")
 MODES = ("quick", "full")
 SERVICES = ("postgres",)  # a spec's `needs`: harness/postgres.py starts one for the run
 LOOPBACK_HOST = "127.0.0.1"
+CELL_OVERHEAD_S = 0.3  # a cell's server start, readiness GET, /stats reads and stop (2-core VM)
 
 
 class SpecError(ValueError):
@@ -133,6 +136,14 @@ class Spec:
     needs: tuple[str, ...] = ()
     stall_us: float = 10_000.0
     stall_samples: bool = False
+    headline: bool = False
+
+    def estimate_s(self, mode: str) -> float:
+        """About how long a run of this spec takes: every cell's warm-up and measured seconds,
+        and CELL_OVERHEAD_S for starting, checking and stopping its server."""
+        m = self.modes[mode]
+        cells = len(self.arms) * len(self.rows) * m.rounds
+        return cells * (m.warmup_s + m.duration_s + CELL_OVERHEAD_S)
 
 
 def _need(table: dict, key: str, kind, where: str):
@@ -238,7 +249,7 @@ def parse(text: str, path: str = "<spec>") -> Spec:
         raise SpecError(f"{path}: {e}") from e
     _only(doc, {"spec", "modes", "arms", "rows", "compare"}, path)
     head = _need(doc, "spec", dict, path)
-    _only(head, {"chapter", "name", "title", "in_all", "needs", "busy_threshold_pct",
+    _only(head, {"chapter", "name", "title", "in_all", "headline", "needs", "busy_threshold_pct",
                  "min_rounds_for_verdict", "verdict_metrics", "plots", "stall_us",
                  "stall_samples"}, "spec")
     arms = [_arm(t, i) for i, t in enumerate(_need(doc, "arms", list, path))]
@@ -299,7 +310,7 @@ def parse(text: str, path: str = "<spec>") -> Spec:
                 verdict_metrics=verdict_metrics, plots=plots,
                 modes=_modes(_need(doc, "modes", dict, path)), arms=arms, rows=rows,
                 compares=compares, text=text, needs=needs, stall_us=float(stall_us),
-                stall_samples=stall_samples)
+                stall_samples=stall_samples, headline=bool(head.get("headline", False)))
 
 
 def load(path: str) -> Spec:

@@ -808,6 +808,15 @@ class Specs(unittest.TestCase):
         with self.assertRaises(Exception):
             clients.loadgen_argv("/b", "http://192.168.1.1:80/", specfile.Row("r"), 1, "/x")
 
+    def test_each_chapter_has_one_headline_spec_and_together_they_fit_command_1s_budget(self):
+        specs = [specfile.load(p) for p in glob.glob(os.path.join(HERE, "..", "specs", "*.toml"))]
+        chapters = sorted({s.chapter for s in specs if s.in_all and s.chapter[:2].isdigit()})
+        heads = [s for s in specs if s.headline]
+        self.assertEqual(sorted(s.chapter for s in heads), chapters)  # one each, no more
+        with open(os.path.join(HERE, "..", "..", ".ci", "main"), encoding="utf-8") as f:
+            budget = float(re.search(r"--budget-s (\d+)", f.read()).group(1))
+        self.assertLessEqual(sum(s.estimate_s("quick") for s in heads), budget)
+
     def test_every_committed_spec_parses(self):
         paths = glob.glob(os.path.join(HERE, "..", "specs", "*.toml"))
         self.assertTrue(paths)

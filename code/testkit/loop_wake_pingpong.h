@@ -47,6 +47,9 @@ struct PingPongOptions {
   std::chrono::milliseconds stall_after{20};
   /// No pong for this long, stall or not: count a stall and end the run.
   std::chrono::milliseconds give_up{5000};
+  /// End the run once this many wakes were lost (each one rescued): a negative control only
+  /// needs to see the loss, not to count every one. 0: run every wake.
+  std::uint64_t enough_stalls = 0;
   /// Pin the pool thread (the caller) and the loop thread each to its own CPU, the first
   /// two the caller may use, for the run (the caller's mask is restored after), so that both
   /// spin at once; false, or fewer than two CPUs: the scheduler places them.
@@ -226,11 +229,12 @@ inline PingPongResult loop_wake_pingpong(pool::CompletionRing& ring, const PingP
       break;
     }
     result.wakes = i;
+    if (o.enough_stalls != 0 && result.stalls >= o.enough_stalls) break;
   }
   result.wall_s = std::chrono::duration<double>(Clock::now() - start).count();
   result.pokes = pool_stats.get(stats::Counter::completion_pokes) - rescues;
 
-  if (result.ended_early) {
+  if (result.wakes < o.wakes) {  // ended early, or enough stalls: the loop must stop waiting too
     stop.store(true, std::memory_order_relaxed);
     const auto give_up = Clock::now() + std::chrono::seconds(5);
     while (!loop_done.load(std::memory_order_relaxed) && Clock::now() < give_up) {
@@ -238,8 +242,8 @@ inline PingPongResult loop_wake_pingpong(pool::CompletionRing& ring, const PingP
       std::this_thread::sleep_for(std::chrono::milliseconds(10));
     }
     if (!loop_done.load(std::memory_order_relaxed)) {
-      std::fprintf(stderr, "loop_wake_pingpong: the loop did not come out of its wait after no progress at wake %llu\n",
-                   static_cast<unsigned long long>(result.first_stall_at));
+      std::fprintf(stderr, "loop_wake_pingpong: the loop did not come out of its wait after the run ended at wake %llu\n",
+                   static_cast<unsigned long long>(result.wakes));
       std::fflush(stderr);
       std::_Exit(3);
     }

@@ -16,11 +16,13 @@ using namespace std::chrono_literals;
 
 namespace {
 
-testkit::PingPongResult pingpong(bool fences) {
+testkit::PingPongResult pingpong(bool fences, std::uint64_t enough_stalls = 0) {
   pool::CompletionRingOptions o;
   o.fences = fences;
   pool::CompletionRing ring(1024, o);
-  return testkit::loop_wake_pingpong(ring, testkit::PingPongOptions{});  // 100k wakes, pinned
+  testkit::PingPongOptions p;  // 100k wakes, pinned
+  p.enough_stalls = enough_stalls;
+  return testkit::loop_wake_pingpong(ring, p);
 }
 
 }  // namespace
@@ -51,10 +53,12 @@ TEST_CASE("completion ring: without its fences, 100k aligned wakes lose some", "
   return;
 #endif
   testkit::Watchdog dog(90s, "100k loop wakes through the unfenced completion ring");
-  const testkit::PingPongResult r = pingpong(false);  // FOR TESTS ONLY: both fences dropped
-  INFO(r.stalls << " stalls (first at wake " << r.first_stall_at << "); loop waits " << r.loop_waits
-                << ", re-check catches " << r.recheck_catches << ", pokes " << r.pokes << ", " << r.wall_s << " s");
+  // FOR TESTS ONLY: both fences dropped. Three lost wakes settle it; the run ends there
+  // (each one costs the 20 ms it takes to see it, and a full run finds a few hundred).
+  const testkit::PingPongResult r = pingpong(false, 3);
+  INFO(r.stalls << " stalls (first at wake " << r.first_stall_at << ") in " << r.wakes << " wakes; loop waits "
+                << r.loop_waits << ", re-check catches " << r.recheck_catches << ", pokes " << r.pokes << ", "
+                << r.wall_s << " s");
   CHECK(r.stalls > 0);
-  CHECK_FALSE(r.ended_early);  // every stall was seen and rescued: the run went on
-  CHECK(r.wakes == 100'000);
+  CHECK_FALSE(r.ended_early);  // every stall was seen and rescued: the run went on until the third
 }

@@ -49,6 +49,14 @@ class ParkGate {
     released_ = true;
     cv_.notify_all();
   }
+  /// Lets a held thread go and holds no more: before stop(), so that a re-armed gate does not
+  /// keep the pool thread for its 5 s.
+  void open() {
+    std::lock_guard lock(mu_);
+    armed_ = false;
+    released_ = true;
+    cv_.notify_all();
+  }
 
  private:
   std::mutex mu_;

@@ -50,10 +50,12 @@ int lost_wakeups(Order order, Pace pace, int rounds, std::chrono::milliseconds b
     rig.pool.submit(make_job(static_cast<std::uint64_t>(i), kWhole));
     if (pace == Pace::inside_the_window) gate.release_and_rearm();
     if (!rig.run_until(static_cast<std::size_t>(i) + 1, bound)) {
+      gate.open();
       rig.pool.stop(kNoDeadline);
       return rounds - i;
     }
   }
+  gate.open();
   rig.pool.stop(kNoDeadline);
   return 0;
 }
@@ -95,8 +97,10 @@ TEST_CASE("ring pool: a burst into a lane with one parked thread sends one wake"
 
 TEST_CASE("ring pool: a push while the thread spins sends no wake", "[pool][ch02]") {
   testkit::Watchdog dog(20s, "pushes into a spinning thread");
-  // A spin far longer than the test: the thread never parks, so nobody may be poked.
-  Rig<pool::RingPool> rig(1, options(Order::announce_then_recheck, 5'000'000'000));
+  // A spin far longer than any gap between two of the test's jobs (a millisecond, or a
+  // preemption): the thread never parks, so nobody may be poked. stop() waits out the last
+  // spin, so it is a second, not more.
+  Rig<pool::RingPool> rig(1, options(Order::announce_then_recheck, 1'000'000'000));
   for (std::uint64_t i = 0; i < 20; ++i) {
     // Give the thread time to come back to its spin, so that the push meets a spinning
     // thread: submitted straight after the last answer, on a loaded machine the job could be
