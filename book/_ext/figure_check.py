@@ -63,6 +63,8 @@ def prose(node: nodes.Node) -> str:
         return PLACEHOLDER
     if isinstance(node, nodes.Element) and "results-provenance" in node.get("classes", []):
         return PLACEHOLDER
+    if isinstance(node, nodes.Element) and "results-part" in node.get("classes", []):
+        return PLACEHOLDER  # a split results-table's "(1 of 2)": its numbering, not a count
     if isinstance(node, nodes.Element):
         return "".join(prose(c) for c in node.children)
     return ""

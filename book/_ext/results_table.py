@@ -238,7 +238,10 @@ class ResultsTable(_ResultsDirective):
     def _table(self, lines, columns, caption, part):
         table = nodes.table(classes=["results-table"])
         if caption:
-            title = nodes.title(text=f"{caption} ({part})" if part else caption)
+            title = nodes.title(text=caption)
+            if part:  # "(1 of 2)" is the table's own numbering, not a figure (book/_ext/figure_check.py)
+                title += nodes.Text(" ")
+                title += nodes.inline(text=f"({part})", classes=["results-part"])
             self.set_source_info(title)
             table += title
         tgroup = nodes.tgroup(cols=len(columns))

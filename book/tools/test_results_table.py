@@ -74,7 +74,8 @@ with tempfile.TemporaryDirectory() as tmp:
     checks = [
         ("the split builds", rc == 0),
         ("two tables", html.count("<table") == 2),
-        ("numbered parts", "Split (1 of 2)" in html and "Split (2 of 2)" in html),
+        ("numbered parts", 'Split <span class="results-part">(1 of 2)</span>' in html
+         and 'Split <span class="results-part">(2 of 2)</span>' in html),
         ("the keys in both parts", html.count(">connections<") == 2 and html.count(">ring<") == 2),
         ("one provenance line", html.count("Regenerate:") == 1),
         ("the range kept whole", '<span class="range">(2200–2400)</span>' in html),
