@@ -15,7 +15,8 @@ pool-1, ...); one row per step in trail order, numbered as in the table, each st
 its thread's lane; arrows down each lane from one step of that thread to its next. Steps
 of the store buffer, ``(x = 1 reaches memory)``, are dashed: the memory system acts there,
 not the thread. A lane's last step that blocks (``blocks in recv``) is red: the sleep the
-trail ends in. Below the lanes, the trail's verdict ("Then nothing can move: ...").
+trail ends in. Below the lanes, the trail's verdict ("Then nothing can move: ...", or
+"Then the check fails: ..." for a trail that ends in a failed assertion).
 
 Arrows between lanes say only what the trail's words say (:func:`links`):
 
@@ -85,8 +86,9 @@ def _cells(line: str, lineno: int) -> list[str]:
 
 def parse(text: str) -> Trail:
     """A trail file as trail_table.py writes it: an optional ``**title**`` line, a table
-    ``| step | lane | lane ... |`` with one text per row, and an optional line
-    ``Then nothing can move: ...``."""
+    ``| step | lane | lane ... |`` with one text per row, and an optional verdict line,
+    ``Then nothing can move: ...`` (a deadlock) or ``Then the check fails: ...`` (an
+    assertion, as trail_table.py's VERDICTS print it; chapter 03's wake against cancel)."""
     title, verdict = "", ""
     lanes: list[str] | None = None
     steps: list[tuple[int, str]] = []
@@ -100,7 +102,7 @@ def parse(text: str) -> Trail:
         if lanes is None and line.startswith("**") and line.endswith("**") and len(line) > 4:
             title = line[2:-2].strip()
             continue
-        if line.startswith("Then nothing can move:"):
+        if line.startswith(("Then nothing can move:", "Then the check fails:")):
             verdict = line
             continue
         if not line.startswith("|"):

@@ -58,6 +58,8 @@ PNG_TEXT_KEY = "handoff:min_text_px"
 MEASURE_JS = r"""
 (async () => {
   await document.fonts.ready;
+  // A collapsed answer (book/_ext/answer_block.py) is measured open: what a reader opens must fit too.
+  document.querySelectorAll('details').forEach(d => { d.open = true; });
   const imgs = Array.from(document.images);
   await Promise.all(imgs.map(i => i.complete ? null : new Promise(r => { i.onload = i.onerror = r; })));
   const main = document.querySelector('article[role=main]') || document.body;
