@@ -272,7 +272,7 @@ def write_csv(path: str, header: list[str], lines: list[dict]) -> None:
 
 
 # The plots are drawn to be read in the book's column (book/tools/check_widths.py measures
-# them in Chromium at 1280 px, issue 23): PLOT_WIDTH_IN wide at PLOT_DPI, so the browser
+# them in Chromium at 1280 px): PLOT_WIDTH_IN wide at PLOT_DPI, so the browser
 # shows them at about half their pixels in the 736 px column, and every text at PLOT_FONT_PT,
 # which lands at or above the body text there. The smallest text's size in pixels of the
 # image is recorded in the PNG (TEXT_KEY) for that check; the machine line, which the

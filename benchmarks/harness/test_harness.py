@@ -1214,7 +1214,7 @@ class LoopPeers(unittest.TestCase):
 
 
 class ReadablePlots(unittest.TestCase):
-    """The plots are drawn to be read in the book's column (issue 23): at most six arms a
+    """The plots are drawn to be read in the book's column: at most six arms a
     panel, the smallest text recorded in the PNG for the browser check, a cut label refused,
     and `bench.py replot` redraws a committed record without measuring."""
 

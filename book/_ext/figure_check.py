@@ -1,4 +1,4 @@
-"""book/_ext/figure_check: no figure typed into a chapter note's prose (issue 23).
+"""book/_ext/figure_check: no figure typed into a chapter note's prose.
 
 Role: the check behind "a number in a sentence is read, not typed". After each chapter
 note is parsed, every block of its prose (paragraphs, titles, captions, list items, terms,

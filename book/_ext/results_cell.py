@@ -1,4 +1,4 @@
-"""book/_ext/results_cell: every figure in a sentence, read from where it lives (chapter 01; issue 23).
+"""book/_ext/results_cell: every figure in a sentence, read from where it lives (chapter 01).
 
 Role: the one way a figure enters the book's prose. Six MyST/Sphinx roles share one parser
 and one set of errors, so that when the harness rewrites a results file the sentence

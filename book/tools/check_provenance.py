@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""book/tools/check_provenance: every results record was measured from main, on a clean tree, one machine a file (issue 23).
+"""book/tools/check_provenance: every results record was measured from main, on a clean tree, one machine a file.
 
 Role: the provenance half of "every figure comes from its data". For every record under
 benchmarks/results/ (*.json with a "machine"), report:

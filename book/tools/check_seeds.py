@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""book/tools/check_seeds: every row of book/seeds.csv says what its seed's line says (issue 23).
+"""book/tools/check_seeds: every row of book/seeds.csv says what its seed's line says.
 
 Role: the seeds table is the only way a seed's figure enters the book (the ``seed`` role,
 book/_ext/results_cell.py); this checks the table against the seed records themselves. For

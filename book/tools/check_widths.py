@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""book/tools/check_widths: every book page read in a real browser at a reader's width (book tooling, issue 23).
+"""book/tools/check_widths: every book page read in a real browser at a reader's width (book tooling).
 
 Role: the book build's last step. It loads every page of the built HTML in Debian's headless
 Chromium, driven over the DevTools protocol on a pipe (``--remote-debugging-pipe``: no port,

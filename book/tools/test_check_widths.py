@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""book/tools/test_check_widths: the width check against real pages in Chromium (book tooling, issue 23).
+"""book/tools/test_check_widths: the width check against real pages in Chromium (book tooling).
 
 Writes a few pages shaped like the book's (furo's ``article role=main``, a 736 px column,
 16 px body text) into a temporary directory and runs book/tools/check_widths.py over them.

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""book/tools/test_figures: the figure roles render from their sources and the build fails on a typed figure (issue 23).
+"""book/tools/test_figures: the figure roles render from their sources and the build fails on a typed figure.
 
 Builds a one-page book with Sphinx -W in a temporary directory, once per case, with the
 roles of book/_ext/results_cell.py and the check of book/_ext/figure_check.py: each good case

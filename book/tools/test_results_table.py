@@ -3,7 +3,7 @@
 
 The cell text for a plain column, a median with its range, an empty cell, a missing column,
 and a column scaled by ``*1000`` (a per-request count read per 1,000 requests), median and
-range alike. Then a one-page book built with Sphinx -W (issue 23): a table split with ``|``
+range alike. Then a one-page book built with Sphinx -W: a table split with ``|``
 in ``:columns:`` renders as parts under one caption, numbered, its keys repeated in each and
 the provenance once; a range is kept whole; an empty part fails the build.
 """

@@ -229,7 +229,7 @@ void EventLoop::poll_and_collect() {
   cap(max_wait_ms_);
   if (hooks_ != nullptr) {
     // A poll that will not block asks the hooks for no wait: a pool's loop spin before
-    // it would delay the ready callbacks for nothing (issue 27).
+    // it would delay the ready callbacks for nothing.
     if (timeout == 0) {
       hooks_->before_nonblocking_poll();
       ++counts_.nonblocking_hook_calls;

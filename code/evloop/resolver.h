@@ -82,7 +82,7 @@ struct ResolverOptions {
   /// thread that takes a lookup off the queue reads the flag under the resolver's lock, and
   /// a cancel that takes the same lock is ordered before or after that take, so a lookup
   /// cancelled while it waits is never run. outside_lock (a relaxed store with no lock, as
-  /// before issue 27) gives the memory model no edge between the two: the promise held on
+  /// before the weak-memory review) gives the memory model no edge between the two: the promise held on
   /// x86 by luck. Kept as the negative control of the resolver's cancel tests.
   enum class CancelStore { under_lock, outside_lock };
   CancelStore cancel_store = CancelStore::under_lock;

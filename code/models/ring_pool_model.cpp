@@ -24,7 +24,7 @@ using handoff::pool::ParkOrder;
 using Ring = handoff::sync::MpmcRing<int, RelacyAtomics>;
 using Word = handoff::pool::WaitWord<RelacyAtomics>;
 
-/// The stolen credit (issue 27, finding 2). Three pool-side actors, two of them threads:
+/// The stolen credit. Three pool-side actors, two of them threads:
 /// B is parked (counted in the word, asleep in recv; it runs no more in the model), A is
 /// busy and about to come back to the ring. The loop submits J1 (B counted parked, no wake
 /// out: it claims one and pokes) and J2 (it claims one more only if the first credit is

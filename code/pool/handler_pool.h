@@ -45,7 +45,7 @@ class HandlerPool {
   virtual bool ready_to_wait() { return true; }
   /// Called instead of ready_to_wait() on a turn whose poll will not block anyway (the
   /// loop's timeout is already 0: callbacks are ready): hand over what waits for room, but
-  /// announce no wait and spin for nothing (issue 27: a pool with a loop spin spun up to its
+  /// announce no wait and spin for nothing (a pool with a loop spin spun up to its
   /// budget on such turns). after_wait() still follows the poll. The default does nothing.
   virtual void before_nonblocking_poll() {}
   /// Called after every wait, whatever woke it: deliver completions not signalled by an fd.

@@ -42,7 +42,7 @@ struct RingPoolOptions {
 
   /// How a woken thread leaves the parked count and gives back its wake's credit. Only
   /// together (one atomic step) is correct; parked_then_credit, two steps with the parked
-  /// count lowered first, is the second lost wake of issue 9, kept as a negative control.
+  /// count lowered first, is the lifecycle review's second lost wake, kept as a negative control.
   enum class UnparkOrder { together, parked_then_credit };
   UnparkOrder unpark_order = UnparkOrder::together;
   /// A test hook run by a woken thread right after it has lowered the parked count (in

@@ -146,7 +146,7 @@ class QueuePool {
         // next turn rather than here: a check-in from a destructor (a coroutine destroyed
         // at the drain deadline, its lease with it) would otherwise start a connect and a
         // login for a waiter that is itself about to be destroyed, on a loop that never
-        // turns again: a connection nothing owns (issue 27). A waiter withdrawn before the
+        // turns again: a connection nothing owns. A waiter withdrawn before the
         // turn frees the slot instead; so does a pool destroyed before it.
         loop_.call_soon([alive = std::weak_ptr<char>(alive_), this] {
           if (alive.expired()) return;

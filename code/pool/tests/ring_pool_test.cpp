@@ -177,7 +177,7 @@ TEST_CASE("ring pool: a turn that will not block runs no loop spin, though an an
   CHECK(Clock::now() - start < 150ms);
   CHECK_FALSE(rig.pool.loop_waiting());  // and no flag raised for a wait that will not come
   rig.pool.after_wait();
-  // Negative control: what the loop called on the same turn before issue 27 spins its budget.
+  // Negative control: what the loop called on the same turn before the weak-memory review spins its budget.
   start = Clock::now();
   const bool may_wait = rig.pool.ready_to_wait();
   CHECK(Clock::now() - start >= 250ms);
@@ -194,7 +194,7 @@ const http::Handler kSlow300 = [](const http::Request&, http::Responder& out) {
   out.send(http::Response{200, "text/plain", {}, "slow"});
 };
 
-/// The second lost wake (issue 9): two parked threads; a 300 ms job wakes one, which is held
+/// The second lost wake (the lifecycle review's): two parked threads; a 300 ms job wakes one, which is held
 /// right after its first unpark step while a fast job is submitted. Returns how long the
 /// fast job took from its submit to its answer. The lane poll leaves pokes alone here, so
 /// chapter 02's stolen-credit hole cannot stand in for the race under test.

@@ -157,7 +157,7 @@ TEST_CASE("network stack: the unlock that runs deferred sends tops their buffers
   REQUIRE(paths == std::vector<SendPath>{SendPath::deferred, SendPath::deferred});
   // The unlock runs both sends; each gives its buffer back to the reserve, under the lock,
   // after any check a holder made before calling unlock. The lock's before_release tops the
-  // pool up after them (before issue 27 nothing did, and the reserve kept both buffers).
+  // pool up after them (before the weak-memory review nothing did, and the reserve kept both buffers).
   stack.lock().unlock();
   CHECK(read_now(p.rx()) == "dd");
   CHECK(stack.snapshot().pool.refilled == 2);  // one batch: both buffers

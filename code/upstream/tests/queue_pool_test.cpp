@@ -291,7 +291,7 @@ TEST_CASE("queue pool: a connection checked in unusable is closed, and its slot 
 }
 
 TEST_CASE("queue pool: a waiter withdrawn right after a broken check-in costs no connect", "[queue_pool][ch04]") {
-  // The drain deadline's shape (issue 27): cancel_all destroys a coroutine holding a lease
+  // The drain deadline's shape: cancel_all destroys a coroutine holding a lease
   // with a query in flight (its connection checks in unusable), then the coroutine waiting
   // behind it (which withdraws its checkout), and the loop never turns again.
   Watchdog dog(10s, "queue pool broken check-in, waiter withdrawn");
