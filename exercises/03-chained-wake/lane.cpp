@@ -63,6 +63,7 @@ std::optional<int> Lane::take(std::chrono::milliseconds limit) {
     poll_lane();
     int job;
     if (ring_.try_pop(job)) {
+      if (hooks_.after_take) hooks_.after_take();
       pass_wake_on();
       return job;
     }
@@ -70,6 +71,7 @@ std::optional<int> Lane::take(std::chrono::milliseconds limit) {
         std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
     if (left.count() <= 0) return std::nullopt;
     if (auto found = park(left)) {
+      if (hooks_.after_take) hooks_.after_take();
       pass_wake_on();
       return found;
     }

@@ -31,6 +31,9 @@ class Lane {
     /// Run by a woken taker right after it left the parked count and gave its credit back,
     /// before it looks at the socket and the ring again.
     std::function<void()> after_wake;
+    /// Run by a taker that has just taken a job, before pass_wake_on(): held there, it has
+    /// looked at the socket already, and a poke sent now stays in flight for a parked sibling.
+    std::function<void()> after_take;
   };
   explicit Lane(Hooks hooks = {});
 

@@ -5,7 +5,8 @@
 
 namespace exercise {
 
-LookupQueue::LookupQueue(std::size_t threads, LookupFunction lookup) : lookup_(std::move(lookup)) {
+LookupQueue::LookupQueue(std::size_t threads, LookupFunction lookup, LookupQueueHooks hooks)
+    : lookup_(std::move(lookup)), hooks_(std::move(hooks)) {
   for (std::size_t i = 0; i < threads; ++i) threads_.emplace_back([this] { thread_main(); });
 }
 

@@ -35,6 +35,14 @@ struct QueueCounts {
   std::uint64_t answers_dropped = 0;  ///< answers of lookups cancelled while they ran
 };
 
+/// The point a test may hold a thread at. Production passes none.
+struct LookupQueueHooks {
+  /// Run by take() between finding a lookup not cancelled and marking it started (with the
+  /// queue's mutex held there, in a take that keeps the two in one step): the tests hold the
+  /// thread in this window while another thread cancels the lookup.
+  std::function<void()> after_cancel_check;
+};
+
 /// `threads` threads take lookups from one queue, first asked first taken, and run each
 /// outside the lock. A cancelled lookup still queued never reaches the lookup function; one
 /// cancelled while it runs finishes there and its answer is dropped.
@@ -44,7 +52,7 @@ class LookupQueue {
 
   // ---- given (lookup_queue.cpp)
 
-  LookupQueue(std::size_t threads, LookupFunction lookup);
+  LookupQueue(std::size_t threads, LookupFunction lookup, LookupQueueHooks hooks = {});
   /// Drops what is still queued and joins the threads (after the lookups they are running).
   ~LookupQueue();
   LookupQueue(const LookupQueue&) = delete;
@@ -62,12 +70,14 @@ class LookupQueue {
   /// A thread's next lookup: wait, with `lock` held on mutex_, until a lookup is queued or
   /// stopping_ is set; return the oldest queued lookup that was not cancelled, marked started
   /// (nullptr when stopping). Cancelled lookups met on the way are dropped from the queue and
-  /// counted in counts_.lookups_skipped.
+  /// counted in counts_.lookups_skipped. Call hooks_.after_cancel_check() between finding
+  /// a lookup not cancelled and marking it started.
   Ticket take(std::unique_lock<std::mutex>& lock);
 
   void thread_main();
 
   LookupFunction lookup_;
+  LookupQueueHooks hooks_;
   mutable std::mutex mutex_;
   std::condition_variable queued_;
   std::deque<Ticket> queue_;  // guarded by mutex_

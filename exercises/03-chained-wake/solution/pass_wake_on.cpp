@@ -2,6 +2,8 @@
 // one wake on, by submit's own rule.
 #include "lane.h"
 
+#include <unistd.h>
+
 namespace exercise {
 
 void Lane::pass_wake_on() {
@@ -18,7 +20,19 @@ void Lane::pass_wake_on() {
 #else
   const bool more = !ring_.empty();
 #endif
+#if defined(CHAIN_IGNORES_WAKES_IN_FLIGHT)
+  // The negative control of submit's rule (MUTANTS): a poke whenever a sibling is parked,
+  // though a wake may already be on its way to it. It counts itself in flight, as a poke must.
+  // relaxed: as wake_one_if_parked's, the word orders no data.
+  if (more && parked() > 0) {
+    wait_word_.fetch_add(1, std::memory_order_relaxed);  // one wake in flight (the low half)
+    chained_wakes_.fetch_add(1, std::memory_order_relaxed);
+    const std::uint64_t one = 1;
+    [[maybe_unused]] auto n = ::write(wake_.get(), &one, sizeof one);
+  }
+#else
   if (more) wake_one_if_parked(Waker::chain);
+#endif
 }
 
 }  // namespace exercise

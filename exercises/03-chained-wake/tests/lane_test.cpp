@@ -60,7 +60,7 @@ TEST_CASE("lane: a poke eaten by an awake taker still reaches its parked sibling
   Gate before_block, after_wake;  // outlive the lane's takers: they call into them
   // relaxed (all): test flags polled in bounded loops.
   std::atomic<bool> slow_started{false}, fast_done{false}, fast_beside_slow{false};
-  exercise::Lane lane({[&] { before_block.thread_side(); }, [&] { after_wake.thread_side(); }});
+  exercise::Lane lane({[&] { before_block.thread_side(); }, [&] { after_wake.thread_side(); }, {}});
   // Job 0 is slow: it holds its taker until job 1 is done, or 2 s. Job 1 is fast. Job -1
   // ends a taker. A taker waits up to 5 s in take(), so no timeout of its own can rescue a
   // sleeping taker inside the test's 1 s bound.
@@ -105,7 +105,7 @@ TEST_CASE("lane: a poke eaten by an awake taker still reaches its parked sibling
 TEST_CASE("lane: a taker that eats a poke and takes the last job passes no wake on", "[exercise][ch03]") {
   handoff::testkit::Watchdog dog(10s, "no wake passed on for an empty ring");
   Gate before_block;
-  exercise::Lane lane({[&] { before_block.thread_side(); }, {}});
+  exercise::Lane lane({[&] { before_block.thread_side(); }, {}, {}});
   before_block.arm();
   std::thread b([&] { (void)lane.take(300ms); });  // B: counted parked, held before it blocks
   REQUIRE(before_block.wait_arrival());
@@ -115,6 +115,31 @@ TEST_CASE("lane: a taker that eats a poke and takes the last job passes no wake 
   CHECK(lane.chained_wakes() == 0);  // B is parked with no wake coming, but there is no work for it
   before_block.release();
   b.join();  // B's own 300 ms limit ends its take
+}
+
+TEST_CASE("lane: a taker passes no wake on to a sibling whose wake is already on its way", "[exercise][ch03]") {
+  handoff::testkit::Watchdog dog(10s, "no second wake for one parked sibling");
+  Gate after_take, before_block;
+  exercise::Lane lane({[&] { before_block.thread_side(); }, {}, [&] { after_take.thread_side(); }});
+  lane.submit(7);  // nobody parked: no poke
+  after_take.arm();
+  std::thread a([&] { (void)lane.take(300ms); });  // A: takes 7, held before it passes a wake on
+  REQUIRE(after_take.wait_arrival());
+  before_block.arm();
+  std::thread b([&] { (void)lane.take(2s); });  // B: finds the ring empty, counted parked, held
+  REQUIRE(before_block.wait_arrival());
+  lane.submit(8);  // a poke for B: parked 1, one wake in flight
+  const int parked = lane.parked(), in_flight = lane.wakes_in_flight();
+  after_take.release();  // A sees 8 in the ring, and B parked, with B's wake on its way
+  a.join();
+  const std::uint64_t chained = lane.chained_wakes();
+  const int in_flight_after = lane.wakes_in_flight(), parked_after = lane.parked();
+  before_block.release();
+  b.join();  // B reads its poke and takes 8
+  CHECK(parked == 1);
+  CHECK(in_flight == 1);
+  CHECK(chained == 0);                         // one wake for one parked sibling, not two
+  CHECK(in_flight_after <= parked_after);      // a poke is a credit for one parked thread
 }
 
 TEST_CASE("lane: two takers and a thousand jobs lose none", "[exercise][ch03]") {

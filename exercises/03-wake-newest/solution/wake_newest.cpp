@@ -6,7 +6,9 @@ namespace exercise {
 
 // The negative controls (CMakeLists.txt, MUTANTS) build this file again with one part of
 // the answer taken out, as a learner might: the CAS made a plain store (the wake then
-// cannot see that the thread cancelled), or a lost CAS giving up instead of choosing again.
+// cannot see that the thread cancelled), a lost CAS giving up instead of choosing again,
+// or the CAS made relaxed (x86 runs it the same; the tests under ThreadSanitizer see that
+// nothing orders what the waker wrote before the wake with what the woken thread reads).
 bool Board::wake_newest() {
   for (;;) {
     int best = -1;
@@ -29,8 +31,13 @@ bool Board::wake_newest() {
     // count happens before our decrement. release: pairs with sleep()'s acquire load, so
     // what we did before the wake is visible to the woken thread. Failure (relaxed): the
     // thread cancelled (or cancelled and parked again); we touch nothing.
+#if defined(WAKE_CAS_RELAXED)
+    const bool won =  // mutant: the claim decides who owns the wake, but publishes nothing
+        words_[best].compare_exchange_strong(expected, kWoken, std::memory_order_relaxed, std::memory_order_relaxed);
+#else
     const bool won =
         words_[best].compare_exchange_strong(expected, kWoken, std::memory_order_acq_rel, std::memory_order_relaxed);
+#endif
 #endif
     if (won) {
       // The CAS made us the owner of the thread's way out of PARKED: lower its count, once.

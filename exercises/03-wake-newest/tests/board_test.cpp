@@ -82,6 +82,40 @@ TEST_CASE("board: a thread that cancels and parks again between the choice and t
   CHECK(board.parked() == 1);
 }
 
+// Graded under ThreadSanitizer (CMakeLists.txt, TSAN): on x86 a relaxed CAS is the same
+// locked instruction, so only a checker of the C++ memory model sees that nothing orders
+// the two plain variables below. Every flag the test itself polls is relaxed, so the
+// waker's CAS and the thread's acquire load in sleep() are the only edges between them.
+TEST_CASE("board: the waker's CAS is an edge both ways: the woken thread reads what the waker wrote, the waker what the "
+          "thread wrote before it parked",
+          "[exercise][ch03]") {
+  handoff::testkit::Watchdog dog(10s, "a wake that carries data both ways");
+  Board board(1);
+  int request = 0;  // plain: written by the thread before it parks, read by the waker after its wake
+  int job = 0;      // plain: written by the waker before its wake, read by the woken thread
+  int job_seen = -1, request_seen = -1;
+  std::atomic<bool> woken{false};  // relaxed: for the CHECK only
+  std::thread sleeper([&] {
+    request = 7;
+    const std::uint32_t ticket = board.announce(0);  // its release store pairs with the waker's acquire
+    if (board.sleep(0, ticket, 5s)) {               // its acquire load pairs with the waker's release
+      woken.store(true, std::memory_order_relaxed);
+      job_seen = job;
+    }
+  });
+  const auto deadline = std::chrono::steady_clock::now() + 5s;
+  while (board.kind(0) != Kind::parked && std::chrono::steady_clock::now() < deadline) std::this_thread::yield();
+  REQUIRE(board.kind(0) == Kind::parked);
+  job = 42;
+  REQUIRE(board.wake_newest());
+  request_seen = request;
+  sleeper.join();
+  CHECK(woken.load(std::memory_order_relaxed));
+  CHECK(job_seen == 42);
+  CHECK(request_seen == 7);
+  CHECK(board.parked() == 0);
+}
+
 TEST_CASE("board: three sleepers against a waker: every job is taken and the count stays true", "[exercise][ch03]") {
   handoff::testkit::Watchdog dog(30s, "three sleepers against a waker");
   constexpr int kThreads = 3, kJobs = 3000;

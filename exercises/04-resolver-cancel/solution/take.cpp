@@ -19,6 +19,15 @@ LookupQueue::Ticket LookupQueue::take(std::unique_lock<std::mutex>& lock) {
       ++counts_.lookups_skipped;
       continue;
     }
+    // The check above and the mark below are one step under the lock cancel() takes: a
+    // cancel() lands before the check (skipped) or after the mark (too late), never between.
+#ifdef CHECK_THEN_RELOCK
+    lock.unlock();  // mutant: the check and the mark in two steps; a cancel() lands between
+#endif
+    if (hooks_.after_cancel_check) hooks_.after_cancel_check();
+#ifdef CHECK_THEN_RELOCK
+    lock.lock();
+#endif
 #ifndef LEAVE_UNMARKED
     t->started = true;  // from here cancel() is too late: the lookup will run
 #endif

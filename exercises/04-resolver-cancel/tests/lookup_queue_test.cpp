@@ -125,6 +125,50 @@ TEST_CASE("resolver-cancel: a lookup cancelled while it runs finishes there, its
   CHECK(q.counts().lookups_skipped == 0);
 }
 
+// The window between take()'s cancel check and its mark, held open by the hook: a cancel
+// from another thread either waits for the mark (the check and the mark in one step under
+// the lock: cancel says "too late", the lookup runs, its answer is dropped) or lands inside
+// the window (the step split in two: cancel says "stopped it", yet the lookup runs). The
+// hook holds the thread until cancel() has returned or 100 ms have passed (cancel() cannot
+// return while the lock is held, so a correct take costs the 100 ms).
+TEST_CASE("resolver-cancel: a cancel that arrives between take's check and its mark is too late, and says so",
+          "[resolver-cancel][ch04]") {
+  handoff::testkit::Watchdog dog(20s, "a cancel inside take's window");
+  std::mutex m;
+  std::condition_variable cv;
+  bool in_window = false, cancel_returned = false;
+  exercise::LookupQueueHooks hooks;
+  hooks.after_cancel_check = [&] {
+    std::unique_lock<std::mutex> g(m);
+    if (in_window) return;  // only the first lookup is held
+    in_window = true;
+    cv.notify_all();
+    cv.wait_for(g, 100ms, [&] { return cancel_returned; });
+  };
+  GatedLookup lookup(1);  // the lookup waits at the gate, so cancel() comes before its answer
+  Answers answers;
+  LookupQueue q(1, lookup.function(), hooks);
+  auto a = q.resolve("a", answers.record());
+  {
+    std::unique_lock<std::mutex> g(m);
+    REQUIRE(cv.wait_for(g, 2s, [&] { return in_window; }));  // the thread is inside the window
+  }
+  const bool stopped = q.cancel(a);
+  {
+    std::lock_guard<std::mutex> g(m);
+    cancel_returned = true;
+    cv.notify_all();
+  }
+  lookup.open();
+  REQUIRE(eventually([&] { return q.counts().lookups_skipped + q.counts().lookups_run == 1; }));
+  const bool ran = lookup.log() == std::vector<std::string>{"a"};
+  CHECK_FALSE(stopped);             // the thread had checked: too late, whatever cancel() saw
+  CHECK(ran);                       // and the lookup ran ...
+  CHECK(stopped != ran);            // ... never "stopped it" for a lookup that ran
+  REQUIRE(eventually([&] { return q.counts().answers_dropped == 1; }));  // ... its answer dropped
+  CHECK(answers.snapshot().empty());
+}
+
 TEST_CASE("resolver-cancel: lookups reach the lookup function in the order they were asked for, cancelled ones left out",
           "[resolver-cancel][ch04]") {
   handoff::testkit::Watchdog dog(20s, "lookup order");

@@ -22,7 +22,12 @@ TinyUnlockResult TinyLock::unlock() noexcept {
 #endif
       // release: pairs with the requester's acquire CAS that clears HANDED: our critical
       // section happens-before its own.
-      if (word_.compare_exchange_weak(w, handed, std::memory_order_release, std::memory_order_relaxed)) {
+#if defined(UNLOCK_HANDOFF_RELAXED)
+      constexpr auto handoff_order = std::memory_order_relaxed;  // mutant: hands the lock, not what it guarded
+#else
+      constexpr auto handoff_order = std::memory_order_release;
+#endif
+      if (word_.compare_exchange_weak(w, handed, handoff_order, std::memory_order_relaxed)) {
         // The requester sleeps on the word among the other sleepers: wake them all; the
         // others find LOCKED and sleep again.
         wake_all();
@@ -35,7 +40,12 @@ TinyUnlockResult TinyLock::unlock() noexcept {
     // Release, as Onload does: only from a word with no request in it (compared whole: a
     // request or a NEED_WAKE that lands after our load fails the CAS and we look again).
     // release: pairs with the next taker's acquire CAS.
-    if (word_.compare_exchange_weak(w, 0, std::memory_order_release, std::memory_order_relaxed)) {
+#if defined(UNLOCK_RELEASE_RELAXED)
+    constexpr auto release_order = std::memory_order_relaxed;  // mutant: frees the word, publishes nothing
+#else
+    constexpr auto release_order = std::memory_order_release;
+#endif
+    if (word_.compare_exchange_weak(w, 0, release_order, std::memory_order_relaxed)) {
       if ((w & kNeedWake) != 0) {
         wake_one();  // nothing handed over: it re-reads the word and competes again
         result.woke = true;

@@ -179,6 +179,69 @@ TEST_CASE("starved-waiter: without a bound the lock is Onload's: the sleeper los
   CHECK(run.handoffs == 0);
 }
 
+// The next two are graded under ThreadSanitizer (CMakeLists.txt, TSAN): on x86 a relaxed
+// CAS is the same locked instruction as a release one, so only a checker of the C++ memory
+// model sees that a critical section's plain write is not ordered before the next holder's
+// read. Every flag the tests poll is relaxed, so the lock word is the only edge between the
+// two threads once the waiter has started.
+namespace {
+
+struct Passed {
+  bool waiting = false;  ///< the waiter showed `waiting_bits` in the word within 5 s
+  int seen = -1;         ///< what the waiter read in its critical section
+  bool handed = false;   ///< the waiter's lock() said it was handed the lock
+  exercise::TinyUnlockResult unlocked;
+};
+
+/// The holder takes the lock and starts a waiter; once the word shows `waiting_bits` (relaxed
+/// polls, at most 5 s) it writes a plain variable inside its critical section and unlocks.
+/// The waiter, once it holds the lock, reads it.
+Passed pass_through(std::int64_t handoff_after_ns, std::uint32_t waiting_bits) {
+  TinyLock lock(handoff_after_ns);
+  REQUIRE(lock.try_lock());
+  int guarded = 0;  // plain: written by the holder, read by the next holder
+  Passed p;
+  std::thread waiter([&] {
+    const auto got = lock.lock();  // its acquire CAS pairs with the unlock's release
+    p.seen = guarded;
+    p.handed = got.handed;
+    lock.unlock();
+  });
+  const auto deadline = std::chrono::steady_clock::now() + 5s;
+  while ((lock.word() & waiting_bits) != waiting_bits && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::yield();
+  }
+  p.waiting = (lock.word() & waiting_bits) == waiting_bits;
+  guarded = 42;
+  p.unlocked = lock.unlock();
+  waiter.join();
+  return p;
+}
+
+}  // namespace
+
+TEST_CASE("starved-waiter: an unlock that releases publishes its critical section to the woken sleeper",
+          "[starved-waiter][ch05]") {
+  Watchdog dog(10s, "a plain release handing data to a sleeper");
+  const Passed p = pass_through(0, TinyLock::kLocked | TinyLock::kNeedWake);
+  CHECK(p.waiting);
+  CHECK(p.unlocked.woke);
+  CHECK_FALSE(p.handed);
+  CHECK(p.seen == 42);
+}
+
+TEST_CASE("starved-waiter: an unlock that hands off publishes its critical section to the requester",
+          "[starved-waiter][ch05]") {
+  Watchdog dog(10s, "a hand-off handing data to the requester");
+  // A 1 ms bound: the sleeper wakes from its first sleep past it, finds the lock still held,
+  // and asks.
+  const Passed p = pass_through(1'000'000, TinyLock::kLocked | TinyLock::kHandoffWanted);
+  CHECK(p.waiting);
+  CHECK(p.unlocked.handed_off);
+  CHECK(p.handed);
+  CHECK(p.seen == 42);
+}
+
 TEST_CASE("starved-waiter: four threads, a 50 us bound: one inside at a time, and every lock taken",
           "[starved-waiter][ch05]") {
   Watchdog dog(20s, "four threads on the lock with hand-offs");
