@@ -8,11 +8,12 @@ table lacks, a missing constant, a range with no min/max, a figure typed into pr
 multiplier word, a count of rounds, a verdict column quoted as a number, a ratio past its
 expectation) must fail the build with a message that names the problem.
 """
-import os
 import pathlib
-import subprocess
 import sys
 import tempfile
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+from sphinx_page import build_page  # noqa: E402
 
 EXT = pathlib.Path(__file__).resolve().parent.parent / "_ext"
 CSV = """row,arm,p99_us_median,p99_us_min,p99_us_max,rps_median,verdict_rps_vs_b
@@ -30,6 +31,7 @@ app.add_option("--pipeline", o.pipeline)->default_val(64);
 """
 CONF = f"""
 import sys
+
 sys.path.insert(0, {str(EXT)!r})
 extensions = ["myst_parser", "results_cell", "figure_check"]
 exclude_patterns = ["results/**", "out/**"]
@@ -75,13 +77,7 @@ BAD = [
 
 
 def build(root: pathlib.Path, text: str) -> tuple[int, str, str]:
-    (root / "index.md").write_text(f"# t\n\nThe value is {text}.\n", encoding="utf-8")
-    out = root / "out"
-    proc = subprocess.run([sys.executable, "-m", "sphinx", "-W", "-E", "-q", "-b", "html", str(root), str(out)],
-                          capture_output=True, text=True, timeout=120,
-                          env={**os.environ, "HANDOFF_RESULTS_DIR": str(root / "results")})
-    html = (out / "index.html").read_text(encoding="utf-8") if (out / "index.html").exists() else ""
-    return proc.returncode, proc.stderr, html
+    return build_page(root, f"# t\n\nThe value is {text}.\n")
 
 
 def main() -> int:

@@ -6,11 +6,12 @@ a ratio and a difference must render their values; a missing file, a missing col
 no line matches, a row two lines match and an empty cell used in arithmetic must each fail
 the build with a message that names the problem.
 """
-import os
 import pathlib
-import subprocess
 import sys
 import tempfile
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+from sphinx_page import build_page  # noqa: E402
 
 EXT = pathlib.Path(__file__).resolve().parent.parent / "_ext"
 CSV = """row,arm,loop_us_per_req_median,p99_us_median
@@ -22,6 +23,7 @@ c256,ring,6.40,3190
 """
 CONF = f"""
 import sys
+
 sys.path.insert(0, {str(EXT)!r})
 extensions = ["myst_parser", "results_cell"]
 exclude_patterns = ["results/**", "out/**"]
@@ -46,13 +48,7 @@ BAD = [
 
 
 def build(root: pathlib.Path, role_text: str) -> tuple[int, str, str]:
-    (root / "index.md").write_text(f"# t\n\nThe value is {{result}}`{role_text}`.\n", encoding="utf-8")
-    out = root / "out"
-    proc = subprocess.run([sys.executable, "-m", "sphinx", "-W", "-E", "-q", "-b", "html", str(root), str(out)],
-                          capture_output=True, text=True, timeout=120,
-                          env={**os.environ, "HANDOFF_RESULTS_DIR": str(root / "results")})
-    html = (out / "index.html").read_text(encoding="utf-8") if (out / "index.html").exists() else ""
-    return proc.returncode, proc.stderr, html
+    return build_page(root, f"# t\n\nThe value is {{result}}`{role_text}`.\n")
 
 
 def main() -> int:

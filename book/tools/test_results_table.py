@@ -8,12 +8,13 @@ in ``:columns:`` renders as parts under one caption, numbered, its keys repeated
 the provenance once; a range is kept whole; an empty part fails the build.
 """
 import json
-import os
 import re
 import pathlib
-import subprocess
 import sys
 import tempfile
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+from sphinx_page import build_page  # noqa: E402
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent / "_ext"))
 from results_table import cell_text  # noqa: E402
@@ -40,6 +41,7 @@ print(f"{len(CASES) - failed}/{len(CASES)} cases")
 EXT = pathlib.Path(__file__).resolve().parent.parent / "_ext"
 CONF = f"""
 import sys
+
 sys.path.insert(0, {str(EXT)!r})
 extensions = ["myst_parser", "results_table"]
 exclude_patterns = ["results/**", "out/**"]
@@ -55,13 +57,7 @@ PAGE = """# t
 
 
 def build(root: pathlib.Path, columns: str) -> tuple[int, str, str]:
-    (root / "index.md").write_text(PAGE.format(columns=columns), encoding="utf-8")
-    out = root / "out"
-    proc = subprocess.run([sys.executable, "-m", "sphinx", "-W", "-E", "-q", "-b", "html", str(root), str(out)],
-                          capture_output=True, text=True, timeout=120,
-                          env={**os.environ, "HANDOFF_RESULTS_DIR": str(root / "results")})
-    html = (out / "index.html").read_text(encoding="utf-8") if (out / "index.html").exists() else ""
-    return proc.returncode, proc.stderr, html
+    return build_page(root, PAGE.format(columns=columns))
 
 
 with tempfile.TemporaryDirectory() as tmp:
