@@ -21,6 +21,7 @@ constexpr std::int64_t kMsToNs = 1'000'000;
 // list can hold (32 x 4 KiB), so a wait always has a queue behind it, whose full socket
 // buffer the kernel will signal.
 constexpr std::size_t kStackQueueLimit = 256 * 1024;
+constexpr std::size_t kStackGather = 16;  // pieces gathered into one stack send at most
 }  // namespace
 
 Connection::Connection(Worker& worker, net::Fd fd, std::uint64_t id, std::int64_t now_ns)
@@ -387,14 +388,24 @@ void Connection::flush_through_stack() {
       writable_ = false;  // the output edge pushes the queue and resumes us
       break;
     }
-    const std::size_t len = outq_.front().size() - out_offset_;
-    const stack::SendResult r =
-        stack_->send(socket, outq_.front().data() + out_offset_, len, &worker_.loop_stats());
+    // One send for as many queued pieces as fit in a packet (an answer's head and body, a
+    // pipelined run), as the plain path's sendmsg takes them all; a piece larger than a
+    // packet goes alone.
+    iovec iov[kStackGather];
+    std::size_t count = 0, len = 0;
+    for (auto it = outq_.begin(); it != outq_.end() && count < kStackGather; ++it) {
+      const std::size_t skip = count == 0 ? out_offset_ : 0;
+      const std::size_t piece = it->size() - skip;
+      if (count > 0 && len + piece > stack_->pool().packet_bytes()) break;
+      iov[count++] = iovec{it->data() + skip, piece};
+      len += piece;
+    }
+    const stack::SendResult r = stack_->send(socket, std::span<const iovec>(iov, count), &worker_.loop_stats());
     // A send(2) made here; a deferred one is the holder's, on its thread.
     if (r.path != stack::SendPath::deferred) worker_.loop_stats().add(stats::Counter::syscalls);
     out_bytes_ -= len;
     count_unsent(-static_cast<std::int64_t>(len));
-    outq_.pop_front();
+    for (std::size_t i = 0; i < count; ++i) outq_.pop_front();
     out_offset_ = 0;
     wrote = true;
   }

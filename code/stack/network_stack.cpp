@@ -134,11 +134,29 @@ void NetworkStack::count_unlock(stats::ThreadStats* counts, const UnlockResult& 
   if (r.handed_off) bump(counts, stats::Counter::stack_lock_handoffs);
 }
 
-// [network_stack.send]
-SendResult NetworkStack::send(StackSocket& socket, const void* bytes, std::size_t len,
+SendResult NetworkStack::send(StackSocket& socket, const void* data, std::size_t len,
                               stats::ThreadStats* counts) noexcept {
+  const iovec one{const_cast<void*>(data), len};  // read only: send() never writes through it
+  return send(socket, std::span<const iovec>(&one, 1), counts);
+}
+
+namespace {
+// The pieces as one buffer for a send(2) that no packet holds (too large, or the pool empty):
+// the first piece itself when it is the only one, else a copy in this thread's scratch.
+std::pair<const char*, std::size_t> joined(std::span<const iovec> parts, std::size_t len) {
+  if (parts.size() == 1) return {static_cast<const char*>(parts[0].iov_base), len};
+  thread_local std::string scratch;
+  scratch.clear();
+  for (const iovec& p : parts) scratch.append(static_cast<const char*>(p.iov_base), p.iov_len);
+  return {scratch.data(), len};
+}
+}  // namespace
+
+// [network_stack.send]
+SendResult NetworkStack::send(StackSocket& socket, std::span<const iovec> parts, stats::ThreadStats* counts) noexcept {
   bump(sends_);
-  const auto* data = static_cast<const char*>(bytes);
+  std::size_t len = 0;
+  for (const iovec& p : parts) len += p.iov_len;
   // Counted before any thread can transmit them: settle() only ever subtracts what was added.
   // relaxed: the owner's own program order; settle()'s release publishes the rest.
   socket.queued_.fetch_add(len, std::memory_order_relaxed);
@@ -146,7 +164,8 @@ SendResult NetworkStack::send(StackSocket& socket, const void* bytes, std::size_
   if (len > pool_.packet_bytes()) {
     lock_blocking(counts);
     result.path = SendPath::large;
-    transmit(socket, data, len);
+    const auto [bytes, n] = joined(parts, len);
+    transmit(socket, bytes, n);
     unlock(counts);
     return result;
   }
@@ -160,12 +179,17 @@ SendResult NetworkStack::send(StackSocket& socket, const void* bytes, std::size_
     lock_blocking(counts);
     pool_.refill_locked();
     result.path = SendPath::pool_empty;
-    transmit(socket, data, len);
+    const auto [bytes, n] = joined(parts, len);
+    transmit(socket, bytes, n);
     unlock(counts);
     return result;
   }
   const auto index = static_cast<std::uint32_t>(packet);
-  std::memcpy(pool_.data(index), data, len);
+  std::size_t at = 0;  // the pieces, one after the other, in the packet
+  for (const iovec& p : parts) {
+    std::memcpy(pool_.data(index) + at, p.iov_base, p.iov_len);
+    at += p.iov_len;
+  }
 
   if (lock_.try_lock()) {
     result.path = SendPath::direct;

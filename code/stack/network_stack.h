@@ -33,10 +33,12 @@
 #pragma once
 
 #include <sys/types.h>
+#include <sys/uio.h>
 
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <span>
 #include <string>
 
 #include <nlohmann/json_fwd.hpp>
@@ -131,6 +133,10 @@ class NetworkStack {
   /// unlock this call made).
   SendResult send(StackSocket& socket, const void* data, std::size_t len,
                   stats::ThreadStats* counts = nullptr) noexcept;
+  /// The same for the pieces of `parts` (an answer's head and body, a pipelined run), as one
+  /// send: copied into one packet when they fit, as a real stack fills a packet, and handed
+  /// to one send(2) in every case, so that a head and its body are not two syscalls.
+  SendResult send(StackSocket& socket, std::span<const iovec> parts, stats::ThreadStats* counts = nullptr) noexcept;
 
   /// The socket's output edge: take the lock (blocking) and transmit its send queue.
   /// Returns what is still queued.

@@ -9,6 +9,7 @@
 
 #include <sys/socket.h>
 #include <sys/time.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -69,6 +70,27 @@ TEST_CASE("network stack: a send with the lock free is transmitted at once by th
   CHECK(c.sends_deferred == 0);
   CHECK(c.send_lock_contends == 0);
   CHECK(c.bytes_sent == 5);
+}
+
+TEST_CASE("network stack: an answer's pieces go as one send(2), in a packet or, too large for one, joined",
+          "[stack][ch05]") {
+  NetworkStack stack;
+  Pair p;
+  StackSocket s(p.tx());
+  const std::string head = "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\n", body = "hello";
+  const iovec small[] = {{const_cast<char*>(head.data()), head.size()}, {const_cast<char*>(body.data()), body.size()}};
+  CHECK(stack.send(s, small, nullptr).path == SendPath::direct);
+  CHECK(read_now(p.rx()) == head + body);
+  CHECK(stack.snapshot().transmits == 1);  // one send(2) for both pieces
+
+  const std::string big(stack.pool().packet_bytes(), 'x');  // with the head, more than a packet
+  const iovec large[] = {{const_cast<char*>(head.data()), head.size()}, {const_cast<char*>(big.data()), big.size()}};
+  CHECK(stack.send(s, large, nullptr).path == SendPath::large);
+  CHECK(read_now(p.rx()) == head + big);
+  const auto c = stack.snapshot();
+  CHECK(c.sends == 2);
+  CHECK(c.transmits == 2);
+  CHECK(c.bytes_sent == 2 * head.size() + body.size() + big.size());
 }
 
 TEST_CASE("network stack: a send while the lock is held is deferred to the holder and sent before its unlock returns",
