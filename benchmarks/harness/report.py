@@ -86,11 +86,15 @@ def dirty_paths(repo_root: str, ignore: list[str] = ()) -> list[str] | None:
 
 def machine_info(build_dir: str, repo_root: str, out_dir: str | None = None) -> dict:
     cpu_model = ""
+    cpu_flags: list[str] = []
     try:
         with open("/proc/cpuinfo", encoding="utf-8") as f:
             for line in f:
-                if line.startswith("model name"):
+                if line.startswith("model name") and not cpu_model:
                     cpu_model = line.split(":", 1)[1].strip()
+                elif line.startswith("flags") and not cpu_flags:
+                    cpu_flags = line.split(":", 1)[1].split()
+                if cpu_model and cpu_flags:
                     break
     except OSError:
         pass
@@ -115,6 +119,11 @@ def machine_info(build_dir: str, repo_root: str, out_dir: str | None = None) -> 
     u = os.uname()
     return {
         "cpu_model": cpu_model,
+        # Whether the CPU says a hypervisor runs it: the "hypervisor" flag of /proc/cpuinfo
+        # (CPUID leaf 1, ECX bit 31, which hypervisors set and bare metal leaves clear).
+        "virtualised": ("yes (cpuinfo flag: hypervisor)" if "hypervisor" in cpu_flags
+                        else "not reported (no hypervisor flag in /proc/cpuinfo)" if cpu_flags
+                        else "unknown (no /proc/cpuinfo flags)"),
         "cores": os.cpu_count(),
         "cores_usable": len(os.sched_getaffinity(0)),
         "mem_total_mib": mem_kib // 1024,

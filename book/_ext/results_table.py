@@ -122,6 +122,8 @@ def machine_text(m: dict) -> str:
     rev = (m.get("git_rev") or "?") + ("+dirty" if m.get("git_dirty") else "")
     parts = [m.get("cpu_model") or "unknown CPU",
              f"{m.get('cores', '?')} cores",
+             # recorded since the harness reads the CPU's hypervisor flag; older records say nothing
+             "virtual machine (the CPU's hypervisor flag)" if str(m.get("virtualised", "")).startswith("yes") else "",
              m.get("kernel", ""),
              " ".join(x for x in (m.get("compiler", ""), m.get("cxx_flags", "")) if x),
              f"revision {rev}",
