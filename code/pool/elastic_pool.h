@@ -47,7 +47,7 @@ struct ElasticPoolOptions {
 };
 
 /// A pool of handler threads behind one job ring (a lane) and one completion ring, with
-/// four rules (shared/background/FACTS.md, "The Mojo server's pool after the ring"):
+/// four rules (from the design record that followed seed 000's; the book's sources page, F2):
 ///
 ///  1. One idle spinner per lane: a thread that finds the ring empty spins only if no
 ///     sibling already spins idle; otherwise it parks at once.
