@@ -82,8 +82,9 @@ endfunction()
 # So chapter 01's tests run against stages 01, 02, ... each registration named after the stage
 # it ran against ("05-stack-lock: serve: ...", labels `stage;ch05`), the binary chosen at run
 # time through HANDOFF_STAGE_BINARY (testkit/stage_process.h): every stage passes every earlier
-# chapter's tests forever, and each test source is compiled once. chapters/ adds the chapters
-# in order.
+# chapter's tests forever, and each test source is compiled once. A test binary a chapter
+# builds by hand (its own defines or dependencies) joins them through add_stage_test_binary()
+# before the chapter's add_stage(). chapters/ adds the chapters in order.
 function(add_stage nn slug)
   set(bin handoff-${nn})
   add_executable(${bin} stage.cpp)
@@ -100,11 +101,7 @@ function(add_stage nn slug)
     file(GLOB _found CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/${_glob})
     if(_found)
       add_executable(${bin}-${kind} ${_found})
-      target_link_libraries(${bin}-${kind} PRIVATE handoff handoff_testkit handoff_catch_main)
-      handoff_test_defaults(${bin}-${kind})
-      _handoff_list_names(${bin}-${kind})
-      set_property(GLOBAL APPEND PROPERTY HANDOFF_STAGE_TESTS ${bin}-${kind})
-      set_property(GLOBAL PROPERTY HANDOFF_STAGE_TESTS_LABEL_${bin}-${kind} "${_extra}")
+      add_stage_test_binary(${bin}-${kind} ${_extra})
     endif()
   endforeach()
   get_property(_binaries GLOBAL PROPERTY HANDOFF_STAGE_TESTS)
@@ -113,6 +110,17 @@ function(add_stage nn slug)
     _handoff_register(TARGET ${t} PREFIX "${nn}-${slug}: " LABELS stage ${_extra} ch${nn}
                       ENVIRONMENT HANDOFF_STAGE_BINARY=$<TARGET_FILE:${bin}>)
   endforeach()
+endfunction()
+
+# add_stage_test_binary(<target> [<label>...]): a Catch2 executable of end-to-end tests that
+# this chapter's add_stage() and every later one run against their stage (with `stage`, the
+# stage's chNN and these labels).
+function(add_stage_test_binary target)
+  target_link_libraries(${target} PRIVATE handoff handoff_testkit handoff_catch_main)
+  handoff_test_defaults(${target})
+  _handoff_list_names(${target})
+  set_property(GLOBAL APPEND PROPERTY HANDOFF_STAGE_TESTS ${target})
+  set_property(GLOBAL PROPERTY HANDOFF_STAGE_TESTS_LABEL_${target} "${ARGN}")
 endfunction()
 
 # add_exercise(<NN> <slug> STARTER <src>... SOLUTION <src>... TESTS <src>...

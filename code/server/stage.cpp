@@ -1,0 +1,111 @@
+// server/stage: what every stage's main does, and the parts a chapter adds to it (chapter 01).
+#include "server/stage.h"
+
+#include <memory>
+#include <stdexcept>
+#include <utility>
+
+#include "app/demo_routes.h"
+#include "config/command_line.h"
+#include "evloop/loop_flags.h"
+#include "pool/datagram_pool.h"
+#include "pool/ring_flags.h"
+#include "server/server.h"
+#if HANDOFF_HAVE_LIBPQ
+#include "app/db_route.h"
+#endif
+
+namespace handoff::server {
+
+// The flags are bound to these members, so a Stage stays where it was built.
+struct Stage::Parts {
+  explicit Parts(const std::string& summary) : cli(summary) {}
+  config::CommandLine cli;
+  ServerOptions options;
+  bool ring_handoff = false;  // chapter 02's ring pools, else chapter 01's DatagramPool
+  pool::RingChoice ring;
+  bool event_loop = false;  // chapter 04
+  evloop::EventLoopOptions loop;
+  bool topology = false;  // chapter 05
+#if HANDOFF_HAVE_LIBPQ
+  bool upstream = false;  // chapter 04
+  app::DbOptions db;
+#endif
+};
+
+Stage::Stage(const std::string& summary) : parts_(std::make_unique<Parts>(summary)) {
+  add_core_flags(parts_->cli.app(), parts_->options);
+}
+
+Stage::~Stage() = default;
+
+void Stage::ring_handoff() {
+  parts_->ring_handoff = true;
+  pool::add_ring_flags(parts_->cli.app(), parts_->ring);
+}
+
+void Stage::wake_policy() {
+  if (!parts_->ring_handoff) throw std::logic_error("Stage::wake_policy() needs ring_handoff() first");
+  pool::add_wake_flag(parts_->cli.app(), parts_->ring);
+}
+
+void Stage::event_loop() {
+  parts_->event_loop = true;
+  evloop::add_loop_flags(parts_->cli.app(), parts_->loop);
+}
+
+void Stage::upstream() {
+  if (!parts_->event_loop) throw std::logic_error("Stage::upstream() needs event_loop() first");
+#if HANDOFF_HAVE_LIBPQ
+  parts_->upstream = true;
+  app::add_db_flags(parts_->cli.app(), parts_->db);
+#endif
+}
+
+void Stage::topology() {
+  parts_->topology = true;
+  add_topology_flags(parts_->cli.app(), parts_->options);
+}
+
+void Stage::stack_model() { add_stack_model_flags(parts_->cli.app(), parts_->options); }
+
+// [stage.run]
+int Stage::run(int argc, char** argv) {
+  Parts& p = *parts_;
+  if (const auto exit = p.cli.parse(argc, argv)) return *exit;
+  // Past the flags, a start that fails says one line and exits with its status (README.md).
+  return exit_on_start_failure([&] {
+    if (p.event_loop) {
+      evloop::apply_loop_env(p.loop);
+      p.options.event_loop = p.loop;
+    }
+    if (p.topology) {
+      apply_topology_env(p.options);
+    }
+
+    stats::Registry registry;
+    app::Router router;
+    app::add_demo_routes(router, registry);
+    if (p.event_loop) {
+      app::add_async_demo_routes(router);
+    }
+#if HANDOFF_HAVE_LIBPQ
+    if (p.upstream && !p.db.conninfo.empty()) {
+      app::check_upstream_at_start(p.db, registry);  // unreachable: one warning line, and /stats says so
+      p.options.worker_services = app::db_services(p.db);
+      app::add_db_route(router);
+    }
+#endif
+    pool::PoolFactory make_pool = [](const pool::PoolConfig& config) {
+      return std::make_unique<pool::DatagramPool>(config);
+    };
+    if (p.ring_handoff) {
+      make_pool = pool::ring_pool_factory(p.ring);
+    }
+    Server server(p.options, router, registry, std::move(make_pool));
+    return run_until_signal(server, registry);
+  });
+}
+// [stage.run]
+
+}  // namespace handoff::server
