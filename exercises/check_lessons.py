@@ -11,9 +11,8 @@ each exercises/NN-slug/ it reads
   * CMakeLists.txt's add_exercise(): the names after MUTANTS, RACE_MUTANTS, MODEL_MUTANTS;
 
 and fails when a lesson has no mutant, a README names a mutant the build does not make, or
-the build makes a mutant no lesson names. An exercise whose README has no such section yet
-fails too, unless it is in OWED below, which says so on every run; an OWED exercise that
-gains the section fails until it is taken off the list, so the list only shrinks.
+the build makes a mutant no lesson names. An exercise whose README has no such section
+fails too.
 
     exercises/check_lessons.py [EXERCISES_DIR]      (default: the directory of this script)
 
@@ -22,13 +21,6 @@ Exit status 0 when every exercise passes, 1 otherwise; one line per exercise eit
 import pathlib
 import re
 import sys
-
-# Exercises whose README does not name its lessons yet (issue 24 asks for all 13). Each is
-# a known gap, printed as such; take it off when its README gains the section.
-OWED = {
-    "01-add-route", "01-lossless-stop", "01-predict-syscalls", "02-lost-wake", "02-try-pop",
-    "04-burst-checkin", "04-merge-order", "04-one-generation", "05-stack-per-worker",
-}
 
 KEYWORDS = {"STARTER", "SOLUTION", "TESTS", "TSAN", "STAGE", "MODEL", "MUTANTS", "RACE_MUTANTS", "MODEL_MUTANTS"}
 MUTANT_KEYS = {"MUTANTS", "RACE_MUTANTS", "MODEL_MUTANTS"}
@@ -69,16 +61,11 @@ def lessons(readme: str):
 
 def check(directory: pathlib.Path):
     """(ok, message) for one exercise."""
-    name = directory.name
     cmake = (directory / "CMakeLists.txt").read_text()
     built = built_mutants(cmake)
     found = lessons((directory / "README.md").read_text())
     if found is None:
-        if name in OWED:
-            return True, f"OWED: README names no lesson yet ({len(built)} mutants built)"
         return False, "README.md has no section '## Lessons and mutants'"
-    if name in OWED:
-        return False, "README now names its lessons: take it off OWED in exercises/check_lessons.py"
     problems = []
     if not found:
         problems.append("the section names no '### Lesson:'")

@@ -7,6 +7,15 @@
 namespace exercise {
 
 std::optional<int> Lane::park(std::chrono::milliseconds limit, bool& timed_out) {
+#if defined(PARK_RECHECK_BEFORE_ANNOUNCE)
+  // The negative control (CMakeLists.txt, MUTANTS): the same steps with the re-check first,
+  // as a learner might order them. No fence helps: a push between the two steps reads
+  // parked_ == 0 and pokes nobody, and the hook holds the taker exactly there.
+  if (int job; ring_.try_pop(job)) return job;
+  if (between_steps_) between_steps_();
+  parked_.fetch_add(1, std::memory_order_relaxed);
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+#else
   parked_.fetch_add(1, std::memory_order_relaxed);  // announce
   // The announcement must be visible before the re-check loads the ring: a store then a
   // load. Pairs with the fence in submit() between its push and its read of parked_. On x86
@@ -20,6 +29,7 @@ std::optional<int> Lane::park(std::chrono::milliseconds limit, bool& timed_out) 
     parked_.fetch_sub(1, std::memory_order_relaxed);
     return job;
   }
+#endif
   pollfd p{wake_.get(), POLLIN, 0};
   timed_out = ::poll(&p, 1, static_cast<int>(limit.count())) == 0;  // block
   std::uint64_t n;
