@@ -10,6 +10,7 @@
 
 #include "evloop/awaitables.h"
 #include "evloop/executor.h"
+#include "stats/prometheus.h"
 #include "stats/thread_cpu.h"
 
 namespace handoff::app {
@@ -93,6 +94,15 @@ void add_demo_routes(Router& router, const stats::Registry& registry) {
         out.send(text(registry.to_json().dump(), "application/json"));
       },
       kNeverBlocks);
+}
+
+void add_metrics_route(Router& router, const stats::Registry& registry) {
+  router.add(
+      "GET", "/metrics",
+      [&registry](const http::Request&, http::Responder& out) {
+        out.send(text(stats::to_prometheus(registry.to_json()), std::string(stats::kPrometheusContentType)));
+      },
+      /*never_blocks=*/true);
 }
 
 // [demo.async]

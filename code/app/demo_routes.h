@@ -28,4 +28,8 @@ void add_demo_routes(Router& router, const stats::Registry& registry);
 /// GET /async/sleep?ms=N  /sleep's answer after a timer on the loop (at most 30 000)
 void add_async_demo_routes(Router& router);
 
+/// Chapter 06: GET /metrics, the figures of /stats in Prometheus's text exposition format
+/// (stats/prometheus), for a fleet's monitoring to scrape. Never blocks: it runs on the loop.
+void add_metrics_route(Router& router, const stats::Registry& registry);
+
 }  // namespace handoff::app

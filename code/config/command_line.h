@@ -13,6 +13,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace CLI {
@@ -76,6 +77,27 @@ class CommandLine {
   /// Runs after a successful parse, before parse() returns (to derive names from flags).
   void on_parsed(std::function<void()> callback);
 
+  /// Chapter 06: settings from files, as a deployed server takes them. Adds `--config FILE`
+  /// (TOML, read by CLI11; repeatable: a later file wins over an earlier one, and the
+  /// command line over every file), `--print-config` (write the effective settings in the
+  /// same format, then exit 0: fed back through --config it gives the same settings) and
+  /// `--like NAME` (a profile: `profile_dir`/NAME.toml, read as the first config file, so
+  /// that any --config or flag overrides it; `--like help` lists the profiles, each with
+  /// its file's first comment line).
+  void add_config_files(std::string profile_dir);
+
+  /// Change an option's default after it was added (a later stage's better default): the
+  /// value is checked and converted as if given, and --help shows it. `flag`: "--dispatch".
+  void default_to(const std::string& flag, const std::string& value);
+
+  /// The profile --like named, "" without one (after parse()).
+  const std::string& profile() const noexcept { return profile_; }
+
+  /// Each option a flag or a config file set (profile included), as "--name" and its value,
+  /// in the order the options were added (after parse()). What is not here has its default;
+  /// --print-config shows those too.
+  std::vector<std::pair<std::string, std::string>> given_settings() const;
+
   /// Parse the arguments into the options and flags added. nullopt: go on. Otherwise the
   /// status to exit with, CLI11's message already printed: 0 after --help, CLI11's non-zero
   /// code on an argument it refuses (what CLI11_PARSE returns).
@@ -84,6 +106,13 @@ class CommandLine {
  private:
   std::unique_ptr<CLI::App> app_;
   std::vector<std::unique_ptr<Option>> options_;  // stable addresses for the handles
+  std::string profile_dir_;  // add_config_files(): where --like finds NAME.toml
+  std::string profile_;      // --like's value
+  bool print_config_ = false;
+
+  /// --like's part of parse(): nullopt and the arguments to parse (the profile's file put
+  /// first), or the status to exit with (after --like help, or an unknown profile).
+  std::optional<int> expand_profile(std::vector<std::string>& args) const;
 
   Option* keep(CLI::Option* option);
   template <class T>

@@ -3,6 +3,8 @@
 
 #include <CLI/CLI.hpp>
 
+#include "config/choice.h"
+
 #include <cstdlib>
 #include <map>
 #include <string>
@@ -15,17 +17,13 @@ const std::map<std::string, HandIn> kHandIns{{"direct", HandIn::direct}, {"coord
 }  // namespace
 
 void add_loop_flags(CLI::App& app, EventLoopOptions& o) {
-  app.add_option("--turn", o.turn,
+  config::add_choice(app, "--turn", o.turn, kTurns,
                  "what one loop turn runs: generation (the callbacks ready when it began, then a poll) or drain "
                  "(callbacks to quiescence in batches of 64, at most 1024, then a poll: seed 003's before); "
-                 "env HANDOFF_TURN")
-      ->transform(CLI::CheckedTransformer(kTurns, CLI::ignore_case))
-      ->default_str("generation");
-  app.add_option("--hand-in", o.hand_in,
+                 "env HANDOFF_TURN");
+  config::add_choice(app, "--hand-in", o.hand_in, kHandIns,
                  "how call_soon_threadsafe reaches the loop: direct (into its queue, one wake) or coordinator "
-                 "(through a coordinator thread, two wakes: seed 003's before)")
-      ->transform(CLI::CheckedTransformer(kHandIns, CLI::ignore_case))
-      ->default_str("direct");
+                 "(through a coordinator thread, two wakes: seed 003's before)");
   app.add_option_function<double>(
          "--loop-wake-spin-us",
          [&o](double us) {

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "config/choice.h"
 #include "config/env_switch.h"
 #include "pool/datagram_pool.h"
 #include "pool/elastic_pool.h"
@@ -18,10 +19,8 @@ namespace handoff::pool {
 
 void add_ring_flags(CLI::App& app, RingChoice& c) {
   const std::map<std::string, bool> on_off{{"on", true}, {"off", false}};
-  app.add_option("--pool-ring", c.ring,
-                 "hand-off through rings (on) or datagram socketpairs (off); env HANDOFF_POOL_RING")
-      ->transform(CLI::CheckedTransformer(on_off, CLI::ignore_case))
-      ->default_str("on");
+  config::add_choice(app, "--pool-ring", c.ring, on_off,
+                     "hand-off through rings (on) or datagram socketpairs (off); env HANDOFF_POOL_RING");
   app.add_option("--pool-spin-us", c.spin_us,
                  "how long an idle pool thread spins before parking; env HANDOFF_POOL_SPIN_US")
       ->check(CLI::NonNegativeNumber)

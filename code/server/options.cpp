@@ -3,6 +3,8 @@
 
 #include <CLI/CLI.hpp>
 
+#include "config/choice.h"
+
 #include <cstdlib>
 #include <map>
 #include <string>
@@ -32,9 +34,7 @@ void add_core_flags(CLI::App& app, ServerOptions& o) {
       ->check(CLI::Range(1, 64))
       ->capture_default_str();
   const std::map<std::string, Dispatch> dispatch{{"inline", Dispatch::inline_on_loop}, {"pool", Dispatch::pool}};
-  app.add_option("--dispatch", o.dispatch, "where handlers run: inline (on the loop) or pool")
-      ->transform(CLI::CheckedTransformer(dispatch, CLI::ignore_case))
-      ->default_str("inline");
+  config::add_choice(app, "--dispatch", o.dispatch, dispatch, "where handlers run: inline (on the loop) or pool");
   app.add_option("--blocking-threads", o.blocking_threads, "handler threads per worker (dispatch=pool)")
       ->check(CLI::Range(1, 256))
       ->capture_default_str();
@@ -60,17 +60,13 @@ void add_core_flags(CLI::App& app, ServerOptions& o) {
 }
 
 void add_topology_flags(CLI::App& app, ServerOptions& o) {
-  app.add_option("--topology", o.topology,
+  config::add_choice(app, "--topology", o.topology, kTopologies,
                  "how connections reach the workers: shard (a SO_REUSEPORT listener per worker) or pool (one "
-                 "acceptor hands each socket to worker i++ % W: seed 004's shape); env HANDOFF_TOPOLOGY")
-      ->transform(CLI::CheckedTransformer(kTopologies, CLI::ignore_case))
-      ->default_str("shard");
-  app.add_option("--stack", o.stack,
+                 "acceptor hands each socket to worker i++ % W: seed 004's shape); env HANDOFF_TOPOLOGY");
+  config::add_choice(app, "--stack", o.stack, kStacks,
                  "Onload stacks: shared (where Onload puts the sockets) or per-worker (a thread-scope stack per "
                  "worker, each adopted socket moved into it before its first read; does nothing without "
-                 "Onload); env HANDOFF_STACK")
-      ->transform(CLI::CheckedTransformer(kStacks, CLI::ignore_case))
-      ->default_str("shared");
+                 "Onload); env HANDOFF_STACK");
 }
 
 void add_stack_model_flags(CLI::App& app, ServerOptions& o) {

@@ -56,9 +56,6 @@ Server::Server(ServerOptions options, const app::Router& router, stats::Registry
         "the pool topology hands sockets through each worker's event loop: set "
         "ServerOptions::event_loop");
   }
-  if (options_.stack == StackPlacement::per_worker && !net::OnloadExt::lookup().available()) {
-    std::fputs("handoff: own-stack=no (Onload not loaded)\n", stderr);  // once, here; the workers say nothing
-  }
   address_ = resolve_listen_address(options_.host, options_.port);
   for (int i = 0; i < options_.workers; ++i) {
     // shard: a listener per worker; the first picks the port (port 0 → a free one), the rest
@@ -72,6 +69,11 @@ Server::Server(ServerOptions options, const app::Router& router, stats::Registry
     std::unique_ptr<pool::HandlerPool> pool;
     if (options_.dispatch == Dispatch::pool) pool = make_pool(pool::PoolConfig{i, options_.blocking_threads});
     workers_.push_back(std::make_unique<Worker>(options_, i, router, registry, std::move(pool), std::move(listener)));
+  }
+  // Once, here, the workers say nothing; after every listener opened, so a start that fails
+  // is still the one line that says why.
+  if (options_.stack == StackPlacement::per_worker && !net::OnloadExt::lookup().available()) {
+    std::fputs("handoff: own-stack=no (Onload not loaded)\n", stderr);
   }
   if (options_.stack_model) {
     // One stack behind every worker only where seed 004 had one: the pool topology's
@@ -160,7 +162,7 @@ unsigned long long jobs_abandoned(const stats::Registry& registry) {
 }
 }  // namespace
 
-int run_until_signal(Server& server, const stats::Registry& registry) {
+int run_until_signal(Server& server, const stats::Registry& registry, const std::string& started) {
   // Block the signals before any thread starts, so every thread inherits the mask and
   // only sigwait below ever sees them.
   sigset_t set;
@@ -174,6 +176,7 @@ int run_until_signal(Server& server, const stats::Registry& registry) {
                                    : "handoff: [::] is IPv6 only: the kernel refused IPV6_V6ONLY off\n",
                stderr);
   }
+  if (!started.empty()) std::fprintf(stderr, "%s\n", started.c_str());
   std::printf("handoff: listening on http://%s\n", server.address().text().c_str());
   std::fflush(stdout);
   int sig = 0;

@@ -77,6 +77,8 @@ class Server {
 /// drain is bounded: if a loop has not returned by --drain-timeout-ms plus a short grace
 /// (an inline handler still running, pool threads stuck in handlers), it prints what it
 /// would have printed, says what was abandoned, and ends the process at once (status 0).
-int run_until_signal(Server& server, const stats::Registry& registry);
+/// `started`, if not empty, is printed on stderr once the server has started (chapter 06's
+/// settings line), so that a start that fails is still the one line saying why.
+int run_until_signal(Server& server, const stats::Registry& registry, const std::string& started = {});
 
 }  // namespace handoff::server

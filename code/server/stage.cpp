@@ -10,7 +10,10 @@
 #include "evloop/loop_flags.h"
 #include "pool/datagram_pool.h"
 #include "pool/ring_flags.h"
+#include "stats/thread_stats.h"
 #include "server/server.h"
+
+#include <nlohmann/json.hpp>
 #if HANDOFF_HAVE_LIBPQ
 #include "app/db_route.h"
 #endif
@@ -27,6 +30,8 @@ struct Stage::Parts {
   bool event_loop = false;  // chapter 04
   evloop::EventLoopOptions loop;
   bool topology = false;  // chapter 05
+  bool config_files = false;  // chapter 06
+  bool metrics = false;       // chapter 06
 #if HANDOFF_HAVE_LIBPQ
   bool upstream = false;  // chapter 04
   app::DbOptions db;
@@ -69,6 +74,37 @@ void Stage::topology() {
 
 void Stage::stack_model() { add_stack_model_flags(parts_->cli.app(), parts_->options); }
 
+void Stage::full_system_defaults() {
+  if (!parts_->topology) throw std::logic_error("Stage::full_system_defaults() needs topology() first");
+  parts_->cli.default_to("--dispatch", "pool");
+  parts_->cli.default_to("--stack", "per-worker");
+}
+
+void Stage::config_files(const std::string& profile_dir) {
+  parts_->config_files = true;
+  parts_->cli.add_config_files(profile_dir);
+}
+
+void Stage::metrics() { parts_->metrics = true; }
+
+namespace {
+
+// /stats' "settings" section, and the line run_until_signal prints once the server has
+// started: the profile, and what a flag or a file set.
+std::string announce_settings(const config::CommandLine& cli, stats::Registry& registry) {
+  nlohmann::json given = nlohmann::json::object();
+  std::string line = "handoff: profile " + (cli.profile().empty() ? std::string("none") : cli.profile()) + "; set:";
+  for (const auto& [flag, value] : cli.given_settings()) {
+    given[flag.substr(2)] = value;
+    line += " " + flag + "=" + value;
+  }
+  if (given.empty()) line += " nothing (every default; --print-config lists them)";
+  registry.set_section("settings", {{"profile", cli.profile()}, {"given", given}});
+  return line;
+}
+
+}  // namespace
+
 // [stage.run]
 int Stage::run(int argc, char** argv) {
   Parts& p = *parts_;
@@ -86,6 +122,7 @@ int Stage::run(int argc, char** argv) {
     stats::Registry registry;
     app::Router router;
     app::add_demo_routes(router, registry);
+    if (p.metrics) app::add_metrics_route(router, registry);
     if (p.event_loop) {
       app::add_async_demo_routes(router);
     }
@@ -103,7 +140,7 @@ int Stage::run(int argc, char** argv) {
       make_pool = pool::ring_pool_factory(p.ring);
     }
     Server server(p.options, router, registry, std::move(make_pool));
-    return run_until_signal(server, registry);
+    return run_until_signal(server, registry, p.config_files ? announce_settings(p.cli, registry) : "");
   });
 }
 // [stage.run]

@@ -62,6 +62,22 @@ class Stage {
   /// lock's switches are --stack-buzz-us and --stack-handoff-us.
   void stack_model();
 
+  /// Chapter 06: the defaults of the full system where they differ from the parts' own:
+  /// --dispatch pool (a route that may block runs on the pool, chapters 01–03; a route that
+  /// never blocks still runs on the loop) and --stack per-worker (chapter 05's fix). The
+  /// parts' other defaults are already their chapter's winner (the ring, the elastic wake,
+  /// one generation a turn, no wake spin, the direct hand-in, the shard topology). Call it
+  /// after the parts whose flags it changes.
+  void full_system_defaults();
+  /// Chapter 06: settings from files, as a deployed server takes them: --config FILE,
+  /// --print-config and --like NAME, a profile file in `profile_dir` (config/command_line).
+  /// The start-up line and /stats ("settings") say which profile and which settings a flag
+  /// or a file set.
+  void config_files(const std::string& profile_dir);
+  /// Chapter 06: GET /metrics, the /stats figures in Prometheus's text format
+  /// (stats/prometheus).
+  void metrics();
+
   /// Parse the flags, then start the server and serve until SIGINT/SIGTERM; the status to
   /// return from main: CLI11's after --help or a refused flag, else exit_on_start_failure's.
   int run(int argc, char** argv);

@@ -33,9 +33,11 @@ std::string label_value(std::string_view raw) {
   return out;
 }
 
+// A count prints as an integer; a figure with a fraction (CPU seconds) with the digits a
+// double holds that a reader can use.
 std::string number(double v) {
   char buf[64];
-  std::snprintf(buf, sizeof buf, "%.17g", v);
+  std::snprintf(buf, sizeof buf, v == static_cast<double>(static_cast<long long>(v)) ? "%.0f" : "%.9g", v);
   return buf;
 }
 
