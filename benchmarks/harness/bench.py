@@ -52,6 +52,8 @@ import os
 import shlex
 import sys
 import time
+from dataclasses import dataclass
+from typing import Callable
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
@@ -294,106 +296,152 @@ def cmd_micro(args) -> int:
     return 1 if missing else 0
 
 
-# About how long each part after the specs takes in quick mode (2-core VM), for --budget-s;
-# full mode has no estimate (a budget only stops what would start after it is spent).
+# About how long each part after the specs takes in quick mode (2-core VM), for --budget-s
+# and the time left of `reproduce`; the records' figure is for all of them together. Full
+# mode has no estimate (a budget only stops what would start after it is spent).
 QUICK_ESTIMATE_S = {"probe": 35.0, "micro": 2.0, "records": 80.0, "loop-peers": 11.0, "profile": 14.0}
 
 
-def cmd_all(args) -> int:
-    status = 0
-    skipped = []
-    # --budget-s: every chapter's headline spec comes first, and a part whose estimate does
-    # not fit in what is left of the budget is not run (a later, smaller one may still be);
-    # its command is printed instead, so a reader's first run stays short and says how to
-    # get the rest.
-    deadline = time.monotonic() + args.budget_s if args.budget_s else None
-    deferred: list[list[str]] = []
+@dataclass
+class Part:
+    """One piece of `bench.py all`: a spec, or a probe that writes its own record."""
+    name: str                      # "01-baseline/server", "probe", "records sb-litmus", ...
+    argv: list[str]                # the command that runs this part alone
+    estimate_s: float | None       # about how long it takes (None: no estimate)
+    run: Callable[..., tuple[bool, list[str]]]  # (on_cell) -> (failed, not measured)
+    cells: int = 0                 # a spec's cells, for the progress line
+    missing: str | None = None     # why it cannot run in this build (then it is not run)
 
-    def over_budget(argv: list[str], estimate_s: float = 0.0) -> bool:
-        if deadline is not None and time.monotonic() + estimate_s >= deadline:
-            deferred.append(argv)
-            return True
-        return False
 
-    def part_estimate_s(part: str) -> float:
-        return QUICK_ESTIMATE_S[part] if args.mode == "quick" else 0.0
+def plan(args, resume: bool = False) -> list[Part]:
+    """What `all` and `reproduce` run, in order: every spec that says in_all (with a budget,
+    every chapter's headline spec first), then the probe, the micro-benchmarks, each record,
+    the loop peers and the profile. Every spec parses before anything runs."""
+    def estimate(part: str, share: int = 1) -> float | None:
+        return QUICK_ESTIMATE_S[part] / share if args.mode == "quick" else None
 
-    paths = sorted(glob.glob(os.path.join(SPECS_DIR, "*.toml")))
-    specs = [specfile.load(p) for p in paths]   # every spec parses before anything runs
-    if deadline is not None:
+    specs = [specfile.load(p) for p in sorted(glob.glob(os.path.join(SPECS_DIR, "*.toml")))]
+    if args.budget_s:
         specs.sort(key=lambda sp: not sp.headline)  # stable: headlines in path order, then the rest
-    for spec in specs:
-        if not spec.in_all or over_budget(reproduce_argv(spec, args), spec.estimate_s(args.mode)):
-            continue
-        settings = spec.modes[args.mode]
-        try:
-            doc = runner.run_spec(spec, mode=args.mode, build_dir=args.build_dir,
-                                  out_dir=args.out, repo_root=REPO_ROOT, argv=args.argv,
-                                  reproduce_argv=reproduce_argv(spec, args),
-                                  settings=settings, allow_missing=not args.strict)
-        except runner.MissingParts as e:
-            print(f"bench all: {spec.path}: {e}", file=sys.stderr)
-            status = 1
-            continue
-        skipped += [f"{spec.chapter}/{spec.name}: {s}" for s in doc.get("skipped", [])]
-        if any(not c["ok"] for c in doc.get("cells", [])):
-            status = 1
-    if not os.access(probe.binary(args.build_dir), os.X_OK):
-        skipped.append(f"probe: {probe.binary(args.build_dir)} not built")
-        if args.strict:
-            status = 1
-    elif not over_budget(probe_reproduce_argv(args), part_estimate_s("probe")):
-        try:
-            probe.run_probe(build_dir=args.build_dir, out_dir=args.out, repo_root=REPO_ROOT,
-                            mode=args.mode, argv=args.argv,
-                            reproduce_argv=probe_reproduce_argv(args))
-        except probe.ProbeError as e:
-            print(f"bench all: probe: {e}", file=sys.stderr)
-            status = 1
-    if not over_budget(sub_reproduce_argv("micro", args), part_estimate_s("micro")):
-        try:
-            missing = micro.run_micro(build_dir=args.build_dir, out_dir=args.out, repo_root=REPO_ROOT,
-                                      mode=args.mode, argv=args.argv,
-                                      reproduce_argv=sub_reproduce_argv("micro", args))
-            skipped += [f"micro {m}" for m in missing]
-            if missing and args.strict:
-                status = 1
-        except micro.MicroError as e:
-            print(f"bench all: micro: {e}", file=sys.stderr)
-            status = 1
-    if not over_budget(sub_reproduce_argv("records", args), part_estimate_s("records")):
-        missing, failures = run_records(args)
-        skipped += [f"records {m}" for m in missing]
-        for f in failures:
-            print(f"bench all: records: {f}", file=sys.stderr)
-        if failures or (missing and args.strict):
-            status = 1
-    if not over_budget(sub_reproduce_argv("loop-peers", args), part_estimate_s("loop-peers")):
-        missing, failures = run_loop_peers(args)
-        skipped += [f"loop-peers {m}" for m in missing]
-        for f in failures:
-            print(f"bench all: loop-peers: {f}", file=sys.stderr)
-        if failures or (missing and args.strict):
-            status = 1
+    parts = []
+    for spec in (sp for sp in specs if sp.in_all):
+        m = spec.modes[args.mode]
+        parts.append(Part(f"{spec.chapter}/{spec.name}", reproduce_argv(spec, args),
+                          spec.estimate_s(args.mode),
+                          lambda on_cell, spec=spec: run_spec_part(spec, args, resume, on_cell),
+                          cells=len(spec.arms) * len(spec.rows) * m.rounds))
+    parts.append(Part("probe", probe_reproduce_argv(args), estimate("probe"), lambda _: run_probe_part(args),
+                      missing=None if os.access(probe.binary(args.build_dir), os.X_OK)
+                      else f"probe: {probe.binary(args.build_dir)} not built"))
+    parts.append(Part("micro", sub_reproduce_argv("micro", args), estimate("micro"),
+                      lambda _: run_micro_part(args)))
+    for tool in records.TOOLS:
+        parts.append(Part(f"records {tool.name}", sub_reproduce_argv("records", args, ("--only", tool.name)),
+                          estimate("records", len(records.TOOLS)),
+                          lambda _, name=tool.name: run_records_part(args, name)))
+    parts.append(Part("loop-peers", sub_reproduce_argv("loop-peers", args), estimate("loop-peers"),
+                      lambda _: run_loop_peers_part(args)))
     why = loop_profile.missing_parts(args.build_dir, REPO_ROOT)
-    if why:
-        skipped.append(f"profile: {why}")
-        if args.strict:
-            status = 1
-    elif not over_budget(sub_reproduce_argv("profile", args), part_estimate_s("profile")) and cmd_profile(args) != 0:
-        status = 1
+    parts.append(Part("profile", sub_reproduce_argv("profile", args), estimate("profile"),
+                      lambda _: (cmd_profile(args) != 0, []), missing=why and f"profile: {why}"))
+    return parts
+
+
+def run_spec_part(spec, args, resume: bool, on_cell) -> tuple[bool, list[str]]:
+    try:
+        doc = runner.run_spec(spec, mode=args.mode, build_dir=args.build_dir,
+                              out_dir=args.out, repo_root=REPO_ROOT, argv=args.argv,
+                              reproduce_argv=reproduce_argv(spec, args),
+                              settings=spec.modes[args.mode], allow_missing=not args.strict,
+                              resume=resume, on_cell=on_cell)
+    except runner.MissingParts as e:
+        print(f"bench all: {spec.path}: {e}", file=sys.stderr)
+        return True, []
+    skipped = [f"{spec.chapter}/{spec.name}: {s}" for s in doc.get("skipped", [])]
+    return any(not c["ok"] for c in doc.get("cells", [])), skipped
+
+
+def run_probe_part(args) -> tuple[bool, list[str]]:
+    try:
+        probe.run_probe(build_dir=args.build_dir, out_dir=args.out, repo_root=REPO_ROOT,
+                        mode=args.mode, argv=args.argv, reproduce_argv=probe_reproduce_argv(args))
+    except probe.ProbeError as e:
+        print(f"bench all: probe: {e}", file=sys.stderr)
+        return True, []
+    return False, []
+
+
+def run_micro_part(args) -> tuple[bool, list[str]]:
+    try:
+        missing = micro.run_micro(build_dir=args.build_dir, out_dir=args.out, repo_root=REPO_ROOT,
+                                  mode=args.mode, argv=args.argv,
+                                  reproduce_argv=sub_reproduce_argv("micro", args))
+    except micro.MicroError as e:
+        print(f"bench all: micro: {e}", file=sys.stderr)
+        return True, []
+    return bool(missing and args.strict), [f"micro {m}" for m in missing]
+
+
+def run_records_part(args, name: str) -> tuple[bool, list[str]]:
+    args = argparse.Namespace(**{**vars(args), "only": name})
+    missing, failures = run_records(args)
+    for f in failures:
+        print(f"bench all: records: {f}", file=sys.stderr)
+    return bool(failures or (missing and args.strict)), [f"records {m}" for m in missing]
+
+
+def run_loop_peers_part(args) -> tuple[bool, list[str]]:
+    missing, failures = run_loop_peers(args)
+    for f in failures:
+        print(f"bench all: loop-peers: {f}", file=sys.stderr)
+    return bool(failures or (missing and args.strict)), [f"loop-peers {m}" for m in missing]
+
+
+def print_not_run(skipped: list[str], deferred: list[list[str]], budget_s: float | None) -> None:
     if skipped:
         print("\nnot measured (parts not built here, or perf missing):", file=sys.stderr)
         for s in skipped:
             print(f"  {s}", file=sys.stderr)
     if deferred:
-        print(f"\nnot run: past the {args.budget_s:g} s budget; each line runs one of them:", file=sys.stderr)
+        print(f"\nnot run: past the {budget_s:g} s budget; each line runs one of them:", file=sys.stderr)
         for argv in deferred:
             here = os.getcwd() + os.sep
             print("  /usr/bin/python3 " + " ".join(shlex.quote(os.path.relpath(a) if a.startswith(here) else a)
                                                 for a in argv), file=sys.stderr)
+
+
+class Budget:
+    """--budget-s: a part whose estimate does not fit in what is left of the budget is not
+    run (a later, smaller one may still be); its command is kept, to be printed instead, so
+    a reader's first run stays short and says how to get the rest."""
+
+    def __init__(self, budget_s: float | None):
+        self.budget_s = budget_s
+        self.deadline = time.monotonic() + budget_s if budget_s else None
+        self.deferred: list[list[str]] = []
+
+    def over(self, part: Part) -> bool:
+        if self.deadline is not None and time.monotonic() + (part.estimate_s or 0.0) >= self.deadline:
+            self.deferred.append(part.argv)
+            return True
+        return False
+
+
+def cmd_all(args) -> int:
+    status, skipped, budget = 0, [], Budget(args.budget_s)
+    for part in plan(args):
+        if part.missing:
+            skipped.append(part.missing)
+            status |= args.strict
+            continue
+        if budget.over(part):
+            continue
+        failed, not_measured = part.run(None)
+        skipped += not_measured
+        status |= failed
+    print_not_run(skipped, budget.deferred, args.budget_s)
     print(f"\nbench all: results (JSON, CSV, plots) under {os.path.abspath(args.out)}")
-    return status
+    return int(status)
 
 
 def cmd_verify(args) -> int:
