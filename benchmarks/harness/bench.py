@@ -25,6 +25,16 @@ Role: the command line over the harness's modules.
       where perf is missing or refused) are listed as not measured; with --budget-s, every
       chapter's headline spec runs first, and a part whose estimate does not fit in what is
       left of S seconds is not run and its command is printed instead
+  bench.py reproduce --mode quick|full --build-dir DIR [--out NEW] [--against DIR]
+                    [--budget-s S] [--busy-ok] [--strict]
+      what `all` runs, into a fresh folder NEW (default BUILD/reproduce-MODE, never the
+      committed results), with a progress line and the time left; run again, it resumes
+      (parts done are kept, and a spec's finished cells). It refuses a busy machine (load
+      average, or others' CPU over a short sample: harness/busy.py) unless --busy-ok, and
+      ends with NEW/REPORT.md: every figure the book shows, committed and new, and every
+      verdict that flips (harness/book_figures.py)
+  bench.py compare --out NEW [--against DIR]
+      that report alone, from results already there
   bench.py verify SPEC.toml [--out DIR]
       re-read a spec's written results and check that they are whole
   bench.py replot [--out DIR]
@@ -60,6 +70,9 @@ sys.path.insert(0, HERE)
 
 import micro  # noqa: E402
 import probe  # noqa: E402
+import progress  # noqa: E402
+import book_figures  # noqa: E402
+import busy  # noqa: E402
 import loop_peers  # noqa: E402
 import loop_profile  # noqa: E402
 import postgres  # noqa: E402
@@ -444,6 +457,176 @@ def cmd_all(args) -> int:
     return int(status)
 
 
+MANIFEST = "reproduce.json"
+REPORT = "REPORT.md"
+
+
+def overlap_problem(out: str, against: str) -> str | None:
+    """Why OUT may not take new results or a report: it is, holds, or is inside the
+    results it is compared with (the committed ones, by default)."""
+    if os.path.commonpath([out, against]) in (out, against):
+        return f"{out} is (or holds, or is inside) the results it compares with, {against}"
+    return None
+
+
+def fresh_out_problem(out: str, manifest: dict | None, args) -> str | None:
+    """Why `reproduce` may not write to OUT: overlap_problem, a folder that holds something
+    other than an earlier reproduce run, or an earlier run of another mode or build tree
+    (its results would not be comparable)."""
+    problem = overlap_problem(out, args.against)
+    if problem:
+        return problem
+    if manifest is None:
+        if os.path.isdir(out) and os.listdir(out):
+            return f"{out} is not empty and no reproduce run started there (no {MANIFEST})"
+        return None
+    for key in ("mode", "build_dir"):
+        if manifest.get(key) != getattr(args, key):
+            return (f"{out} holds a run with {key} {manifest.get(key)}, not {getattr(args, key)}; "
+                    f"resume it with that, or name another --out")
+    return None
+
+
+def read_manifest(out: str) -> dict | None:
+    try:
+        with open(os.path.join(out, MANIFEST), encoding="utf-8") as f:
+            return json.load(f)
+    except FileNotFoundError:
+        return None
+
+
+def busy_reading(args) -> dict:
+    """The machine's reading for this run: taken once, before a re-exec into a PostgreSQL
+    cluster (whose start would count as load), and handed to the re-executed run."""
+    kept = os.environ.get("HANDOFF_REPRODUCE_BUSY")
+    if kept:
+        return json.loads(kept)
+    reading = busy.sample().as_dict()
+    reading["busy_ok"] = bool(args.busy_ok)
+    os.environ["HANDOFF_REPRODUCE_BUSY"] = json.dumps(reading)
+    return reading
+
+
+def refuse_busy(reading: dict, stream=sys.stderr) -> bool:
+    if not reading["reasons"] or reading["busy_ok"]:
+        return False
+    print("bench reproduce: refusing to measure on a busy machine (figures taken beside other "
+          "work would be compared with the committed ones as if they were the servers'):\n"
+          + "\n".join(f"  {r}" for r in reading["reasons"])
+          + "\n  wait until it is quiet, or pass --busy-ok (the report then says so)", file=stream)
+    return True
+
+
+def report_context(args, manifest: dict) -> list[str]:
+    b = manifest.get("busy", {})
+    quiet = ("quiet" if not b.get("reasons") else
+             "BUSY, measured anyway with --busy-ok: " + "; ".join(b["reasons"]))
+    lines = [f"committed results: {os.path.relpath(os.path.abspath(args.against), REPO_ROOT)}",
+             f"new results: {args.out} ({manifest.get('mode', '?')} mode, build tree "
+             f"{manifest.get('build_dir', '?')})",
+             f"machine at the start: {quiet} (load average {b.get('load1', 0):.2f} on "
+             f"{b.get('cores', '?')} cores, others {b.get('others_pct_of_core', 0):.0f}% of a core "
+             f"over {b.get('sample_s', 0):.1f} s)" if b else "machine at the start: not sampled"]
+    done = manifest.get("done", {})
+    if done:
+        lines.append(f"parts run: {len(done)}, "
+                     f"{sum(d['elapsed_s'] for d in done.values()) / 60:.1f} min of measuring; "
+                     f"failed: {', '.join(n for n, d in done.items() if d['failed']) or 'none'}")
+    for key, what in (("not_measured", "not measured here"), ("not_run", "not run (past the budget)")):
+        if manifest.get(key):
+            lines.append(f"{what}: " + "; ".join(manifest[key]))
+    if manifest.get("mode") == "quick":
+        lines.append("quick mode: one round a cell, so a range is one value and a comparison of "
+                     "two one-round ranges says ahead or behind where full mode's rounds may overlap")
+    return lines
+
+
+def write_report(args, manifest: dict, stream=sys.stdout) -> list:
+    rows = book_figures.compare(args.against, args.out)
+    text = book_figures.render(rows, report_context(args, manifest))
+    path = os.path.join(args.out, REPORT)
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(text)
+    print(text, file=stream)
+    print(f"bench: the report is in {path}", file=stream)
+    return rows
+
+
+def refuse_reproduce(args) -> bool:
+    """True (and says why) when `reproduce` may not start: OUT is not fresh, or the machine
+    is busy without --busy-ok. Checked before anything starts (a PostgreSQL cluster too)."""
+    problem = fresh_out_problem(args.out, read_manifest(args.out), args)
+    if problem:
+        print(f"bench reproduce: {problem}", file=sys.stderr)
+        return True
+    return refuse_busy(busy_reading(args))
+
+
+def cmd_reproduce(args) -> int:
+    """After refuse_reproduce: run the plan's parts not done yet, then the report."""
+    manifest = read_manifest(args.out)
+    reading = busy_reading(args)
+    if manifest is None:
+        manifest = {"mode": args.mode, "build_dir": args.build_dir, "done": {}}
+    manifest.update(busy=reading, not_measured=[], not_run=[])
+    os.makedirs(args.out, exist_ok=True)
+    report.write_json(os.path.join(args.out, MANIFEST), manifest)
+
+    parts = plan(args, resume=True)
+    todo = [p for p in parts if p.name not in manifest["done"] and not p.missing]
+    manifest["not_measured"] = [p.missing for p in parts if p.missing]
+    for p in parts:
+        if p.name in manifest["done"]:
+            print(f"bench reproduce: {p.name}: done in an earlier run, kept", file=sys.stderr)
+    prog = progress.Progress(parts=len(todo), cells=sum(p.cells for p in todo),
+                             estimate_s=sum(p.estimate_s or 0.0 for p in todo),
+                             unestimated=sum(p.estimate_s is None for p in todo))
+    budget = Budget(args.budget_s)
+    status = 0
+    for part in todo:
+        if budget.over(part):
+            manifest["not_run"].append(part.name)
+            continue
+        per_cell = (part.estimate_s or 0.0) / part.cells if part.cells else 0.0
+        seen = []
+
+        def on_cell(cell, kept=False, part=part, per_cell=per_cell, seen=seen):
+            seen.append(cell)
+            if kept:
+                prog.kept(per_cell)
+            else:
+                prog.finished(per_cell, cell=True)
+                prog.show(part.name)
+
+        prog.show(f"{part.name} starts")
+        t0 = time.monotonic()
+        failed, not_measured = part.run(on_cell)
+        # A spec's cells that did not run (arms not built) leave the totals with its last one.
+        prog.cells -= part.cells - len(seen)
+        prog.finished(per_cell * (part.cells - len(seen)) if part.cells else part.estimate_s,
+                      part=True)
+        manifest["not_measured"] += not_measured
+        if failed:
+            status = 1      # not recorded as done: a resumed run tries it again
+        else:
+            manifest["done"][part.name] = {"elapsed_s": time.monotonic() - t0, "failed": False}
+        report.write_json(os.path.join(args.out, MANIFEST), manifest)
+        prog.show(f"{part.name} {'FAILED' if failed else 'done'}")
+    print_not_run(manifest["not_measured"], budget.deferred, args.budget_s)
+    write_report(args, manifest)
+    return status
+
+
+def cmd_compare(args) -> int:
+    problem = overlap_problem(args.out, args.against)
+    if problem:
+        print(f"bench compare: {problem}", file=sys.stderr)
+        return 2
+    manifest = read_manifest(args.out) or {}
+    rows = write_report(args, manifest)
+    return 1 if any(r.flips() for r in rows) else 0
+
+
 def cmd_verify(args) -> int:
     spec = specfile.load(args.spec)
     problems = verify(spec, args.out)
@@ -499,11 +682,12 @@ def needs_postgres(args) -> bool:
     fail a `run`)."""
     if args.cmd == "run":
         return "postgres" in specfile.load(args.spec).needs
-    tools = [t for t in records.TOOLS if args.cmd == "all" or
+    every = args.cmd in ("all", "reproduce")
+    tools = [t for t in records.TOOLS if every or
              (args.cmd == "records" and args.only in (None, t.name))]
     if any("postgres" in t.needs for t in tools):
         return True
-    return args.cmd == "all" and any(
+    return every and any(
         "postgres" in specfile.load(p).needs for p in glob.glob(os.path.join(SPECS_DIR, "*.toml")))
 
 
@@ -575,6 +759,41 @@ def main(argv: list[str]) -> int:
                    help="start no part after this many seconds; print the commands of those not run")
     p.set_defaults(func=cmd_all)
 
+    p = sub.add_parser(
+        "reproduce", help="rerun every published table into a fresh folder, then compare every "
+                          "figure the book shows with the committed one",
+        description="Run what `all` runs into a fresh folder OUT, with a progress line and the time "
+                    "left; run again with the same OUT, it resumes (parts done are kept, and a "
+                    "spec's finished cells; an interrupted cell is measured again). It ends with "
+                    f"OUT/{REPORT}: every figure the book's pages quote through a role, committed "
+                    "and new, and every verdict or expectation that flips. It refuses a busy "
+                    f"machine: a 1-minute load average above {busy.LOAD_PER_CORE:g} per core, or "
+                    f"other processes using more than {busy.OTHERS_PCT:g}% of a core over a "
+                    f"{busy.SAMPLE_S:g} s sample of /proc/stat (harness/busy.py); --busy-ok "
+                    "measures anyway and the report says so.")
+    p.add_argument("--mode", choices=specfile.MODES, required=True)
+    p.add_argument("--build-dir", required=True, type=os.path.abspath,
+                   help="the CMake build tree (binaries under DIR/bin)")
+    p.add_argument("--out", type=os.path.abspath, default=None,
+                   help="the new results' folder: empty, or one an interrupted reproduce run "
+                        "left (default: BUILD/reproduce-MODE); never the committed results")
+    p.add_argument("--against", type=os.path.abspath, default=DEFAULT_OUT,
+                   help="the results to compare with (default: benchmarks/results)")
+    p.add_argument("--budget-s", type=float, default=None,
+                   help="start no part after this many seconds (a resumed run goes on from there)")
+    p.add_argument("--busy-ok", action="store_true",
+                   help="measure on a busy machine (the report says it was busy)")
+    p.add_argument("--strict", action="store_true",
+                   help="fail when a spec's binaries are not built instead of skipping")
+    p.set_defaults(func=cmd_reproduce)
+
+    p = sub.add_parser("compare", help="the report of `reproduce` alone: every figure the book "
+                                       "shows, from OUT and from the committed results")
+    p.add_argument("--out", type=os.path.abspath, required=True, help="the new results' folder")
+    p.add_argument("--against", type=os.path.abspath, default=DEFAULT_OUT,
+                   help="the results to compare with (default: benchmarks/results)")
+    p.set_defaults(func=cmd_compare)
+
     p = sub.add_parser("replot", help="redraw every plot under OUT from its recorded data")
     common(p, need_build=False)
     p.set_defaults(func=cmd_replot)
@@ -585,14 +804,18 @@ def main(argv: list[str]) -> int:
     p.set_defaults(func=cmd_verify)
 
     for p in (sub.choices[c] for c in ("run", "probe", "micro", "records", "loop-peers", "profile",
-                                           "all")):
+                                           "all", "reproduce")):
         p.add_argument("--allow-dirty", action="store_true",
                        help="let a full-mode run measure a tree with uncommitted changes "
                             "(the results record git_dirty = true)")
 
     args = ap.parse_args(argv[1:])
     args.argv = [os.path.abspath(argv[0])] + argv[1:]
+    if args.cmd == "reproduce" and args.out is None:
+        args.out = os.path.join(args.build_dir, f"reproduce-{args.mode}")
     if hasattr(args, "allow_dirty") and refuse_dirty(args):
+        return 2
+    if args.cmd == "reproduce" and refuse_reproduce(args):
         return 2
     if needs_postgres(args) and not postgres.inside() and postgres.missing() is None:
         return postgres.reexec_inside([sys.executable, *args.argv])

@@ -44,12 +44,12 @@ class Reading:
                        f"{self.cores} cores)")
         if self.others_pct > OTHERS_PCT:
             why.append(f"other processes used {self.others_pct:.0f}% of a core over a "
-                       f"{self.sample_s:g} s sample, above {OTHERS_PCT:g}%")
+                       f"{self.sample_s:.1f} s sample, above {OTHERS_PCT:g}%")
         return why
 
     def as_dict(self) -> dict:
         return {"load1": self.load1, "cores": self.cores, "others_pct_of_core": self.others_pct,
-                "sample_s": self.sample_s, "busy": bool(self.reasons()),
+                "sample_s": self.sample_s, "reasons": self.reasons(),
                 "thresholds": {"load_per_core": LOAD_PER_CORE, "others_pct": OTHERS_PCT}}
 
 

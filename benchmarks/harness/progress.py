@@ -52,6 +52,11 @@ class Progress:
         self.parts_done += part
         self.last, self.elapsed_at_last = now, now - self.start
 
+    def kept(self, estimate_s: float) -> None:
+        """A cell an earlier run measured (a resumed spec): done, but it says nothing of the pace."""
+        self.estimate_s -= estimate_s
+        self.cells_done += 1
+
     def pace(self) -> float:
         return self.elapsed_at_last / self.done_s if self.done_s > 0 else 1.0
 

@@ -226,7 +226,8 @@ def run_spec(spec: Spec, *, mode: str, build_dir: str, out_dir: str, repo_root: 
     `bench.py run` line for this one spec, kept as "reproduce" with paths made
     relative to the repository, which is what the book prints under a table.
     With resume, the cells a journal in OUT already holds are kept and the others
-    measured (harness/journal.py); on_cell(cell) is called after each measured cell."""
+    measured (harness/journal.py); on_cell(cell) is called after each measured cell, and
+    on_cell(cell, kept=True) for each kept one."""
     arms, rows, missing = check_parts(spec, build_dir, repo_root)
     if host != LOOPBACK_HOST:
         # An nginx arm listens where its template says; only our own servers take --host.
@@ -273,6 +274,8 @@ def run_spec(spec: Spec, *, mode: str, build_dir: str, out_dir: str, repo_root: 
                 for order, arm in enumerate(rotation(arms, r)):
                     if (r, row.name, arm.name) in kept:
                         cells.append(kept[(r, row.name, arm.name)])
+                        if on_cell is not None:
+                            on_cell(cells[-1], kept=True)
                         continue
                     cell = measure_cell(spec_view, arm, row, r, order, settings, build_dir,
                                         repo_root, workdir, stall_dir, host)
@@ -341,8 +344,8 @@ def run_spec(spec: Spec, *, mode: str, build_dir: str, out_dir: str, repo_root: 
         path = f"{base}-{metric}.png"
         if report.plot_metric(path, spec_view, summ, metric, machine, mode):
             plots.append(os.path.basename(path))
-    if log is not None:
-        os.unlink(log.path)   # the results hold every cell now
+    if log is not None and all(c["ok"] for c in cells):
+        os.unlink(log.path)   # the results hold every cell now; a failed one is tried again
     report.print_table(spec_view, summ, comparisons, mode, stream)
     print(f"  wrote {base}.json, {base}.csv, {base}-runs.csv"
           + (f", {', '.join(plots)}" if plots else ""), file=stream, flush=True)
