@@ -507,13 +507,13 @@ def busy_reading(args) -> dict:
     return reading
 
 
-def refuse_busy(reading: dict, stream=sys.stderr) -> bool:
+def refuse_busy(reading: dict) -> bool:
     if not reading["reasons"] or reading["busy_ok"]:
         return False
     print("bench reproduce: refusing to measure on a busy machine (figures taken beside other "
           "work would be compared with the committed ones as if they were the servers'):\n"
           + "\n".join(f"  {r}" for r in reading["reasons"])
-          + "\n  wait until it is quiet, or pass --busy-ok (the report then says so)", file=stream)
+          + "\n  wait until it is quiet, or pass --busy-ok (the report then says so)", file=sys.stderr)
     return True
 
 
@@ -541,14 +541,14 @@ def report_context(args, manifest: dict) -> list[str]:
     return lines
 
 
-def write_report(args, manifest: dict, stream=sys.stdout) -> list:
+def write_report(args, manifest: dict) -> list:
     rows = book_figures.compare(args.against, args.out)
     text = book_figures.render(rows, report_context(args, manifest))
     path = os.path.join(args.out, REPORT)
     with open(path, "w", encoding="utf-8") as f:
         f.write(text)
-    print(text, file=stream)
-    print(f"bench: the report is in {path}", file=stream)
+    print(text)
+    print(f"bench: the report is in {path}")
     return rows
 
 

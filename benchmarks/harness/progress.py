@@ -32,7 +32,7 @@ def clock_text(seconds: float) -> str:
 
 class Progress:
     def __init__(self, *, parts: int, cells: int, estimate_s: float, unestimated: int = 0,
-                 clock=time.monotonic, stream=sys.stderr):
+                 clock=time.monotonic, stream=None):
         self.parts, self.cells, self.estimate_s = parts, cells, estimate_s
         self.unestimated = unestimated
         self.parts_done = self.cells_done = 0
@@ -75,4 +75,4 @@ class Progress:
         return text
 
     def show(self, what: str) -> None:
-        print(self.line(what), file=self.stream, flush=True)
+        print(self.line(what), file=self.stream or sys.stderr, flush=True)
