@@ -117,6 +117,22 @@ class ResumeSpec(unittest.TestCase):
         self.assertEqual({s["rounds"] for s in doc["summary"]}, {2})
         self.assertFalse(os.path.exists(jpath))   # the results hold every cell now
 
+    def test_a_cell_that_failed_is_measured_again(self):
+        real = self.fake_cell
+
+        def failing_first(spec, arm, row, r, *rest, **kw):
+            cell = real(spec, arm, row, r, *rest, **kw)
+            if (r, arm.name) == (0, "a"):
+                cell.update(ok=False, error="the server did not start")
+            return cell
+        self.fake_cell = failing_first
+        self.run_spec()
+        self.fake_cell = real
+        self.measured.clear()
+        doc = self.run_spec()
+        self.assertEqual(self.measured, [(0, "c16", "a")])   # the failed one only
+        self.assertTrue(all(c["ok"] for c in doc["cells"]))
+
     def test_a_journal_of_other_settings_is_started_over(self):
         with self.assertRaises(Interrupted):
             self.run_spec(interrupt_at=2)
@@ -301,7 +317,7 @@ The p99 is {result}`01-x/t.csv: p99_us_median[row=c16, arm=a]; .0f µs`, over
 {verdict}`01-x/t.csv: p99_us[row=c16, arm=a] vs p99_us[row=c16, arm=b]; lower; expected=ahead; words=ahead of|level with|behind`
 b, and {verdict}`01-x/t.csv: rps[row=c16, arm=a] vs rps[row=c16, arm=b]; higher; expected=ahead` on rate,
 {result}`01-x/t.csv: rps_median[row=c16, arm=a] / rps_median[row=c16, arm=b]; .2f; expect>1` as fast.
-A literal ``{result}`01-x/t.csv: rps_median[row=c16, arm=z]` `` is not a figure.
+A literal `` {result}`01-x/t.csv: rps_median[row=c16, arm=z]` `` is not a figure.
 
 ```
 {result}`01-x/t.csv: rps_median[row=c16, arm=z]`
