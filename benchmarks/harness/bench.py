@@ -527,6 +527,8 @@ def report_context(args, manifest: dict) -> list[str]:
              f"machine at the start: {quiet} (load average {b.get('load1', 0):.2f} on "
              f"{b.get('cores', '?')} cores, others {b.get('others_pct_of_core', 0):.0f}% of a core "
              f"over {b.get('sample_s', 0):.1f} s)" if b else "machine at the start: not sampled"]
+    if manifest.get("nice"):
+        lines.append(f"measured at nice {manifest['nice']} (below other work: a shared machine)")
     done = manifest.get("done", {})
     if done:
         lines.append(f"parts run: {len(done)}, "
@@ -568,7 +570,7 @@ def cmd_reproduce(args) -> int:
     reading = busy_reading(args)
     if manifest is None:
         manifest = {"mode": args.mode, "build_dir": args.build_dir, "done": {}}
-    manifest.update(busy=reading, not_measured=[], not_run=[])
+    manifest.update(busy=reading, nice=os.nice(0), not_measured=[], not_run=[])
     os.makedirs(args.out, exist_ok=True)
     report.write_json(os.path.join(args.out, MANIFEST), manifest)
 
