@@ -71,7 +71,6 @@ sys.path.insert(0, HERE)
 import micro  # noqa: E402
 import probe  # noqa: E402
 import progress  # noqa: E402
-import book_figures  # noqa: E402
 import busy  # noqa: E402
 import loop_peers  # noqa: E402
 import loop_profile  # noqa: E402
@@ -544,6 +543,9 @@ def report_context(args, manifest: dict) -> list[str]:
 
 
 def write_report(args, manifest: dict) -> list:
+    # Imported here: it reads the book's roles (book/_ext, which needs Sphinx), and only the
+    # report needs them; every other subcommand runs without Sphinx installed.
+    import book_figures
     rows = book_figures.compare(args.against, args.out)
     text = book_figures.render(rows, report_context(args, manifest))
     path = os.path.join(args.out, REPORT)
