@@ -55,6 +55,8 @@ class Reading:
     holds: bool | None = None      # None: the figure claims nothing
     claim: str | None = None       # what the sentence claims ("ahead", "<= 0.75")
     error: str | None = None
+    span: tuple[float, float] | None = None   # one cell's min and max over the rounds
+    median: float | None = None               # that cell's median (a result of one cell)
 
 
 @dataclass
@@ -75,7 +77,20 @@ class Compared:
             return "committed not read: " + self.old.error
         if (self.old.value, self.old.range) == (self.new.value, self.new.range):
             return "same"
-        return "changed" + (", still holds" if self.new.holds else "")
+        return "changed" + (", still holds" if self.new.holds else "") + self._against_range()
+
+    def _against_range(self) -> str:
+        """Where the new figure lies against the committed rounds: a new median inside the
+        committed min-max (or a new range overlapping it) is a change the rounds already
+        showed; outside it is a change of the figure."""
+        if self.old.span is None or self.new.span is None:
+            return ""
+        lo, hi = self.old.span
+        if self.new.median is not None:
+            inside = lo <= self.new.median <= hi
+        else:
+            inside = self.new.span[0] <= hi and lo <= self.new.span[1]
+        return ", within the committed range" if inside else ", outside the committed range"
 
 
 def uses(repo_root: str = REPO_ROOT) -> list[Use]:
@@ -113,19 +128,36 @@ def _verdict(root: str, text: str) -> Reading:
     return Reading(error=errors[0], claim=claimed)
 
 
+def _numbers(root: str, text: str, with_median: bool) -> tuple[tuple[float, float] | None, float | None]:
+    """The span (and, for a result, the value) of a figure that is one cell with _min and
+    _max columns, read with the roles' own cell functions; a ratio, or a column without
+    them, has neither."""
+    rel, cells, _, _ = rc.parse(text)
+    if len(cells) != 1 or cells[0][0] is None:
+        return None, None
+    lines, _ = rc.load(root, rel)
+    try:
+        span = rc.cell_range(lines, rel, *cells[0])
+    except rc.CellError:
+        return None, None
+    return span, rc.cell_number(lines, rel, *cells[0]) if with_median else None
+
+
 def read(root: str, use: Use) -> Reading:
     """One use read from one results directory."""
     try:
         if use.role == "verdict":
             return _verdict(root, use.text)
         if use.role == "range":
-            return Reading(value=rc.evaluate_range(root, use.text)[0])
+            span, _ = _numbers(root, use.text, False)
+            return Reading(value=rc.evaluate_range(root, use.text)[0], span=span)
         if use.role == "count":
             return Reading(value=rc.evaluate_count(root, use.text)[0])
         text, expect = rc.split_expect(use.text)
         out = Reading(value=rc.evaluate(root, text)[0])
         try:
             out.range = rc.evaluate_range(root, text)[0]
+            out.span, out.median = _numbers(root, text, True)
         except rc.CellError:
             pass        # a ratio, or a column without _min and _max: a value alone
         if expect:
@@ -163,7 +195,7 @@ def render(rows: list[Compared], context: list[str]) -> str:
     flips = [r for r in rows if r.flips()]
     counts = {}
     for r in rows:
-        word = r.status().split(":")[0].split(",")[0]
+        word = r.status().split(":")[0]
         counts[word] = counts.get(word, 0) + 1
     out = ["# Reproduce, then compare: every figure the book shows", ""]
     out += [f"- {c}" for c in context]

@@ -317,6 +317,7 @@ The p99 is {result}`01-x/t.csv: p99_us_median[row=c16, arm=a]; .0f µs`, over
 {verdict}`01-x/t.csv: p99_us[row=c16, arm=a] vs p99_us[row=c16, arm=b]; lower; expected=ahead; words=ahead of|level with|behind`
 b, and {verdict}`01-x/t.csv: rps[row=c16, arm=a] vs rps[row=c16, arm=b]; higher; expected=ahead` on rate,
 {result}`01-x/t.csv: rps_median[row=c16, arm=a] / rps_median[row=c16, arm=b]; .2f; expect>1` as fast.
+b's rate is {result}`01-x/t.csv: rps_median[row=c16, arm=b]; .0f`.
 A literal `` {result}`01-x/t.csv: rps_median[row=c16, arm=z]` `` is not a figure.
 
 ```
@@ -344,16 +345,21 @@ class Report(unittest.TestCase):
 
     def test_every_figure_is_read_from_both_and_the_one_verdict_that_flips_is_named(self):
         self.assertEqual([(r.use.line, r.use.role) for r in self.rows],
-                         [(3, "result"), (4, "range"), (5, "verdict"), (6, "verdict"), (7, "result")])
-        p99, p99_range, flip, holds, ratio = self.rows
+                         [(3, "result"), (4, "range"), (5, "verdict"), (6, "verdict"), (7, "result"),
+                          (8, "result")])
+        p99, p99_range, flip, holds, ratio, rate = self.rows
         self.assertEqual((p99.old.value, p99.old.range), ("100\u00a0µs", "90–110\u00a0µs"))
         self.assertEqual((p99.new.value, p99.new.range), ("180\u00a0µs", "170–195\u00a0µs"))
-        self.assertEqual(p99.status(), "changed")
+        self.assertEqual(p99.status(), "changed, outside the committed range")
+        self.assertEqual(p99_range.status(), "changed, outside the committed range")
+        self.assertEqual((rate.old.value, rate.new.value), ("4000", "4000"))
+        self.assertEqual(rate.status(), "changed, within the committed range")  # its range moved
         self.assertEqual((flip.old.value, flip.new.value, flip.new.claim), ("ahead", "level", "ahead"))
         self.assertEqual([r.use.line for r in self.rows if r.flips()], [5])
         self.assertEqual(flip.status(), "FLIPS: the sentence says ahead, the new data says level")
         self.assertEqual((holds.old.value, holds.new.value, holds.status()), ("ahead", "ahead", "same"))
         self.assertEqual((ratio.old.holds, ratio.new.holds, ratio.new.value), (True, True, "1.12"))
+        self.assertEqual(ratio.status(), "changed, still holds")   # a ratio has no range
         text = book_figures.render(self.rows, ["context line"])
         flips = text.split("## Claims that flip")[1].split("##")[0]
         self.assertIn("note.md:5: FLIPS", flips)
