@@ -517,23 +517,23 @@ def refuse_busy(reading: dict) -> bool:
 
 
 def report_context(args, manifest: dict) -> list[str]:
-    b = manifest.get("busy", {})
-    quiet = ("quiet" if not b.get("reasons") else
-             "BUSY, measured anyway with --busy-ok: " + "; ".join(b["reasons"]))
     lines = [f"committed results: {os.path.relpath(os.path.abspath(args.against), REPO_ROOT)}",
              f"new results: {args.out} ({manifest.get('mode', '?')} mode, build tree "
-             f"{manifest.get('build_dir', '?')})",
-             f"machine at the start: {quiet} (load average {b.get('load1', 0):.2f} on "
-             f"{b.get('cores', '?')} cores, others {b.get('others_pct_of_core', 0):.0f}% of a core "
-             f"over {b.get('sample_s', 0):.1f} s)" if b else "machine at the start: not sampled"]
-    if manifest.get("nice"):
-        lines.append(f"measured at nice {manifest['nice']} (below other work: a shared machine)")
+             f"{manifest.get('build_dir', '?')})"]
+    for n, session in enumerate(manifest.get("sessions", []), 1):
+        b = session["busy"]
+        quiet = ("quiet" if not b["reasons"] else
+                 "BUSY, measured anyway with --busy-ok: " + "; ".join(b["reasons"]))
+        lines.append(f"session {n} (a resumed run is another) started on a machine {quiet} (load "
+                     f"average {b['load1']:.2f} on {b['cores']} cores, others "
+                     f"{b['others_pct_of_core']:.0f}% of a core over {b['sample_s']:.1f} s)"
+                     + (f"; measured at nice {session['nice']}, below other work" if session["nice"] else ""))
     done = manifest.get("done", {})
     if done:
-        lines.append(f"parts run: {len(done)}, "
-                     f"{sum(d['elapsed_s'] for d in done.values()) / 60:.1f} min of measuring; "
-                     f"failed: {', '.join(n for n, d in done.items() if d['failed']) or 'none'}")
-    for key, what in (("not_measured", "not measured here"), ("not_run", "not run (past the budget)")):
+        lines.append(f"parts done: {len(done)}, "
+                     f"{sum(d['elapsed_s'] for d in done.values()) / 60:.1f} min of measuring")
+    for key, what in (("failed", "failed (a resumed run tries them again)"),
+                      ("not_measured", "not measured here"), ("not_run", "not run (past the budget)")):
         if manifest.get(key):
             lines.append(f"{what}: " + "; ".join(manifest[key]))
     if manifest.get("mode") == "quick":
@@ -571,8 +571,10 @@ def cmd_reproduce(args) -> int:
     manifest = read_manifest(args.out)
     reading = busy_reading(args)
     if manifest is None:
-        manifest = {"mode": args.mode, "build_dir": args.build_dir, "done": {}}
-    manifest.update(busy=reading, nice=os.nice(0), not_measured=[], not_run=[])
+        manifest = {"mode": args.mode, "build_dir": args.build_dir, "done": {}, "sessions": []}
+    # One entry per start (a resumed run is another session on another machine state).
+    manifest["sessions"].append({"busy": reading, "nice": os.nice(0)})
+    manifest.update(not_measured=[], not_run=[], failed=[])
     os.makedirs(args.out, exist_ok=True)
     report.write_json(os.path.join(args.out, MANIFEST), manifest)
 
@@ -612,8 +614,9 @@ def cmd_reproduce(args) -> int:
         manifest["not_measured"] += not_measured
         if failed:
             status = 1      # not recorded as done: a resumed run tries it again
+            manifest["failed"].append(part.name)
         else:
-            manifest["done"][part.name] = {"elapsed_s": time.monotonic() - t0, "failed": False}
+            manifest["done"][part.name] = {"elapsed_s": time.monotonic() - t0}
         report.write_json(os.path.join(args.out, MANIFEST), manifest)
         prog.show(f"{part.name} {'FAILED' if failed else 'done'}")
     print_not_run(manifest["not_measured"], budget.deferred, args.budget_s)

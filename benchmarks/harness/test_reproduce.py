@@ -202,6 +202,9 @@ class ResumeParts(unittest.TestCase):
             self.assertEqual(self.main()[0], 1)
             self.assertEqual(self.main()[0], 1)
         self.assertEqual(calls, ["A", "A"])
+        with open(os.path.join(self.out, bench.MANIFEST), encoding="utf-8") as f:
+            manifest = json.load(f)
+        self.assertEqual((manifest["done"], manifest["failed"], len(manifest["sessions"])), ({}, ["A"], 2))
 
     def test_a_folder_that_is_not_fresh_is_refused(self):
         os.makedirs(self.out)
@@ -228,15 +231,12 @@ class ResumeParts(unittest.TestCase):
             rc, _ = self.main("--busy-ok")
         self.assertEqual((rc, calls), (0, ["A"]))
         with open(os.path.join(self.out, bench.MANIFEST), encoding="utf-8") as f:
-            kept = json.load(f)["busy"]
+            manifest = json.load(f)
+        kept = manifest["sessions"][-1]["busy"]
         self.assertTrue(kept["busy_ok"])
         self.assertEqual(len(kept["reasons"]), 2)
-        context = bench.report_context(argparse_ns(self.out, self.against), {"busy": kept})
+        context = bench.report_context(mock.Mock(out=self.out, against=self.against), manifest)
         self.assertTrue(any("BUSY, measured anyway with --busy-ok" in line for line in context))
-
-
-def argparse_ns(out, against):
-    return mock.Mock(out=out, against=against)
 
 
 class BusyReading(unittest.TestCase):
