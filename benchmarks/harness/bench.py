@@ -25,6 +25,16 @@ Role: the command line over the harness's modules.
       where perf is missing or refused) are listed as not measured; with --budget-s, every
       chapter's headline spec runs first, and a part whose estimate does not fit in what is
       left of S seconds is not run and its command is printed instead
+  bench.py reproduce --mode quick|full --build-dir DIR [--out NEW] [--against DIR]
+                    [--budget-s S] [--busy-ok] [--strict]
+      what `all` runs, into a fresh folder NEW (default BUILD/reproduce-MODE, never the
+      committed results), with a progress line and the time left; run again, it resumes
+      (parts done are kept, and a spec's finished cells). It refuses a busy machine (load
+      average, or others' CPU over a short sample: harness/busy.py) unless --busy-ok, and
+      ends with NEW/REPORT.md: every figure the book shows, committed and new, and every
+      verdict that flips (harness/book_figures.py)
+  bench.py compare --out NEW [--against DIR]
+      that report alone, from results already there
   bench.py verify SPEC.toml [--out DIR]
       re-read a spec's written results and check that they are whole
   bench.py replot [--out DIR]
@@ -52,12 +62,16 @@ import os
 import shlex
 import sys
 import time
+from dataclasses import dataclass
+from typing import Callable
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
 import micro  # noqa: E402
 import probe  # noqa: E402
+import progress  # noqa: E402
+import busy  # noqa: E402
 import loop_peers  # noqa: E402
 import loop_profile  # noqa: E402
 import postgres  # noqa: E402
@@ -294,106 +308,330 @@ def cmd_micro(args) -> int:
     return 1 if missing else 0
 
 
-# About how long each part after the specs takes in quick mode (2-core VM), for --budget-s;
-# full mode has no estimate (a budget only stops what would start after it is spent).
+# About how long each part after the specs takes in quick mode (2-core VM), for --budget-s
+# and the time left of `reproduce`; the records' figure is for all of them together. Full
+# mode has no estimate (a budget only stops what would start after it is spent).
 QUICK_ESTIMATE_S = {"probe": 35.0, "micro": 2.0, "records": 80.0, "loop-peers": 11.0, "profile": 14.0}
 
 
-def cmd_all(args) -> int:
-    status = 0
-    skipped = []
-    # --budget-s: every chapter's headline spec comes first, and a part whose estimate does
-    # not fit in what is left of the budget is not run (a later, smaller one may still be);
-    # its command is printed instead, so a reader's first run stays short and says how to
-    # get the rest.
-    deadline = time.monotonic() + args.budget_s if args.budget_s else None
-    deferred: list[list[str]] = []
+@dataclass
+class Part:
+    """One piece of `bench.py all`: a spec, or a probe that writes its own record."""
+    name: str                      # "01-baseline/server", "probe", "records sb-litmus", ...
+    argv: list[str]                # the command that runs this part alone
+    estimate_s: float | None       # about how long it takes (None: no estimate)
+    run: Callable[..., tuple[bool, list[str]]]  # (on_cell) -> (failed, not measured)
+    cells: int = 0                 # a spec's cells, for the progress line
+    missing: str | None = None     # why it cannot run in this build (then it is not run)
 
-    def over_budget(argv: list[str], estimate_s: float = 0.0) -> bool:
-        if deadline is not None and time.monotonic() + estimate_s >= deadline:
-            deferred.append(argv)
-            return True
-        return False
 
-    def part_estimate_s(part: str) -> float:
-        return QUICK_ESTIMATE_S[part] if args.mode == "quick" else 0.0
+def plan(args, resume: bool = False) -> list[Part]:
+    """What `all` and `reproduce` run, in order: every spec that says in_all (with a budget,
+    every chapter's headline spec first), then the probe, the micro-benchmarks, each record,
+    the loop peers and the profile. Every spec parses before anything runs."""
+    def estimate(part: str, share: int = 1) -> float | None:
+        return QUICK_ESTIMATE_S[part] / share if args.mode == "quick" else None
 
-    paths = sorted(glob.glob(os.path.join(SPECS_DIR, "*.toml")))
-    specs = [specfile.load(p) for p in paths]   # every spec parses before anything runs
-    if deadline is not None:
+    specs = [specfile.load(p) for p in sorted(glob.glob(os.path.join(SPECS_DIR, "*.toml")))]
+    if args.budget_s:
         specs.sort(key=lambda sp: not sp.headline)  # stable: headlines in path order, then the rest
-    for spec in specs:
-        if not spec.in_all or over_budget(reproduce_argv(spec, args), spec.estimate_s(args.mode)):
-            continue
-        settings = spec.modes[args.mode]
-        try:
-            doc = runner.run_spec(spec, mode=args.mode, build_dir=args.build_dir,
-                                  out_dir=args.out, repo_root=REPO_ROOT, argv=args.argv,
-                                  reproduce_argv=reproduce_argv(spec, args),
-                                  settings=settings, allow_missing=not args.strict)
-        except runner.MissingParts as e:
-            print(f"bench all: {spec.path}: {e}", file=sys.stderr)
-            status = 1
-            continue
-        skipped += [f"{spec.chapter}/{spec.name}: {s}" for s in doc.get("skipped", [])]
-        if any(not c["ok"] for c in doc.get("cells", [])):
-            status = 1
-    if not os.access(probe.binary(args.build_dir), os.X_OK):
-        skipped.append(f"probe: {probe.binary(args.build_dir)} not built")
-        if args.strict:
-            status = 1
-    elif not over_budget(probe_reproduce_argv(args), part_estimate_s("probe")):
-        try:
-            probe.run_probe(build_dir=args.build_dir, out_dir=args.out, repo_root=REPO_ROOT,
-                            mode=args.mode, argv=args.argv,
-                            reproduce_argv=probe_reproduce_argv(args))
-        except probe.ProbeError as e:
-            print(f"bench all: probe: {e}", file=sys.stderr)
-            status = 1
-    if not over_budget(sub_reproduce_argv("micro", args), part_estimate_s("micro")):
-        try:
-            missing = micro.run_micro(build_dir=args.build_dir, out_dir=args.out, repo_root=REPO_ROOT,
-                                      mode=args.mode, argv=args.argv,
-                                      reproduce_argv=sub_reproduce_argv("micro", args))
-            skipped += [f"micro {m}" for m in missing]
-            if missing and args.strict:
-                status = 1
-        except micro.MicroError as e:
-            print(f"bench all: micro: {e}", file=sys.stderr)
-            status = 1
-    if not over_budget(sub_reproduce_argv("records", args), part_estimate_s("records")):
-        missing, failures = run_records(args)
-        skipped += [f"records {m}" for m in missing]
-        for f in failures:
-            print(f"bench all: records: {f}", file=sys.stderr)
-        if failures or (missing and args.strict):
-            status = 1
-    if not over_budget(sub_reproduce_argv("loop-peers", args), part_estimate_s("loop-peers")):
-        missing, failures = run_loop_peers(args)
-        skipped += [f"loop-peers {m}" for m in missing]
-        for f in failures:
-            print(f"bench all: loop-peers: {f}", file=sys.stderr)
-        if failures or (missing and args.strict):
-            status = 1
+    parts = []
+    for spec in (sp for sp in specs if sp.in_all):
+        m = spec.modes[args.mode]
+        parts.append(Part(f"{spec.chapter}/{spec.name}", reproduce_argv(spec, args),
+                          spec.estimate_s(args.mode),
+                          lambda on_cell, spec=spec: run_spec_part(spec, args, resume, on_cell),
+                          cells=len(spec.arms) * len(spec.rows) * m.rounds))
+    parts.append(Part("probe", probe_reproduce_argv(args), estimate("probe"), lambda _: run_probe_part(args),
+                      missing=None if os.access(probe.binary(args.build_dir), os.X_OK)
+                      else f"probe: {probe.binary(args.build_dir)} not built"))
+    parts.append(Part("micro", sub_reproduce_argv("micro", args), estimate("micro"),
+                      lambda _: run_micro_part(args)))
+    for tool in records.TOOLS:
+        parts.append(Part(f"records {tool.name}", sub_reproduce_argv("records", args, ("--only", tool.name)),
+                          estimate("records", len(records.TOOLS)),
+                          lambda _, name=tool.name: run_records_part(args, name)))
+    parts.append(Part("loop-peers", sub_reproduce_argv("loop-peers", args), estimate("loop-peers"),
+                      lambda _: run_loop_peers_part(args)))
     why = loop_profile.missing_parts(args.build_dir, REPO_ROOT)
-    if why:
-        skipped.append(f"profile: {why}")
-        if args.strict:
-            status = 1
-    elif not over_budget(sub_reproduce_argv("profile", args), part_estimate_s("profile")) and cmd_profile(args) != 0:
-        status = 1
+    parts.append(Part("profile", sub_reproduce_argv("profile", args), estimate("profile"),
+                      lambda _: (cmd_profile(args) != 0, []), missing=why and f"profile: {why}"))
+    return parts
+
+
+def run_spec_part(spec, args, resume: bool, on_cell) -> tuple[bool, list[str]]:
+    try:
+        doc = runner.run_spec(spec, mode=args.mode, build_dir=args.build_dir,
+                              out_dir=args.out, repo_root=REPO_ROOT, argv=args.argv,
+                              reproduce_argv=reproduce_argv(spec, args),
+                              settings=spec.modes[args.mode], allow_missing=not args.strict,
+                              resume=resume, on_cell=on_cell)
+    except runner.MissingParts as e:
+        print(f"bench all: {spec.path}: {e}", file=sys.stderr)
+        return True, []
+    skipped = [f"{spec.chapter}/{spec.name}: {s}" for s in doc.get("skipped", [])]
+    return any(not c["ok"] for c in doc.get("cells", [])), skipped
+
+
+def run_probe_part(args) -> tuple[bool, list[str]]:
+    try:
+        probe.run_probe(build_dir=args.build_dir, out_dir=args.out, repo_root=REPO_ROOT,
+                        mode=args.mode, argv=args.argv, reproduce_argv=probe_reproduce_argv(args))
+    except probe.ProbeError as e:
+        print(f"bench all: probe: {e}", file=sys.stderr)
+        return True, []
+    return False, []
+
+
+def run_micro_part(args) -> tuple[bool, list[str]]:
+    try:
+        missing = micro.run_micro(build_dir=args.build_dir, out_dir=args.out, repo_root=REPO_ROOT,
+                                  mode=args.mode, argv=args.argv,
+                                  reproduce_argv=sub_reproduce_argv("micro", args))
+    except micro.MicroError as e:
+        print(f"bench all: micro: {e}", file=sys.stderr)
+        return True, []
+    return bool(missing and args.strict), [f"micro {m}" for m in missing]
+
+
+def run_records_part(args, name: str) -> tuple[bool, list[str]]:
+    args = argparse.Namespace(**{**vars(args), "only": name})
+    missing, failures = run_records(args)
+    for f in failures:
+        print(f"bench all: records: {f}", file=sys.stderr)
+    return bool(failures or (missing and args.strict)), [f"records {m}" for m in missing]
+
+
+def run_loop_peers_part(args) -> tuple[bool, list[str]]:
+    missing, failures = run_loop_peers(args)
+    for f in failures:
+        print(f"bench all: loop-peers: {f}", file=sys.stderr)
+    return bool(failures or (missing and args.strict)), [f"loop-peers {m}" for m in missing]
+
+
+def print_not_run(skipped: list[str], deferred: list[list[str]], budget_s: float | None) -> None:
     if skipped:
         print("\nnot measured (parts not built here, or perf missing):", file=sys.stderr)
         for s in skipped:
             print(f"  {s}", file=sys.stderr)
     if deferred:
-        print(f"\nnot run: past the {args.budget_s:g} s budget; each line runs one of them:", file=sys.stderr)
+        print(f"\nnot run: past the {budget_s:g} s budget; each line runs one of them:", file=sys.stderr)
         for argv in deferred:
             here = os.getcwd() + os.sep
             print("  /usr/bin/python3 " + " ".join(shlex.quote(os.path.relpath(a) if a.startswith(here) else a)
                                                 for a in argv), file=sys.stderr)
+
+
+class Budget:
+    """--budget-s: a part whose estimate does not fit in what is left of the budget is not
+    run (a later, smaller one may still be); its command is kept, to be printed instead, so
+    a reader's first run stays short and says how to get the rest."""
+
+    def __init__(self, budget_s: float | None):
+        self.budget_s = budget_s
+        self.deadline = time.monotonic() + budget_s if budget_s else None
+        self.deferred: list[list[str]] = []
+
+    def over(self, part: Part) -> bool:
+        if self.deadline is not None and time.monotonic() + (part.estimate_s or 0.0) >= self.deadline:
+            self.deferred.append(part.argv)
+            return True
+        return False
+
+
+def cmd_all(args) -> int:
+    status, skipped, budget = 0, [], Budget(args.budget_s)
+    for part in plan(args):
+        if part.missing:
+            skipped.append(part.missing)
+            status |= args.strict
+            continue
+        if budget.over(part):
+            continue
+        failed, not_measured = part.run(None)
+        skipped += not_measured
+        status |= failed
+    print_not_run(skipped, budget.deferred, args.budget_s)
     print(f"\nbench all: results (JSON, CSV, plots) under {os.path.abspath(args.out)}")
+    return int(status)
+
+
+MANIFEST = "reproduce.json"
+REPORT = "REPORT.md"
+
+
+def overlap_problem(out: str, against: str) -> str | None:
+    """Why OUT may not take new results or a report: it is, holds, or is inside the
+    results it is compared with (the committed ones, by default)."""
+    if os.path.commonpath([out, against]) in (out, against):
+        return f"{out} is (or holds, or is inside) the results it compares with, {against}"
+    return None
+
+
+def fresh_out_problem(out: str, manifest: dict | None, args) -> str | None:
+    """Why `reproduce` may not write to OUT: overlap_problem, a folder that holds something
+    other than an earlier reproduce run, or an earlier run of another mode or build tree
+    (its results would not be comparable)."""
+    problem = overlap_problem(out, args.against)
+    if problem:
+        return problem
+    if manifest is None:
+        if os.path.isdir(out) and os.listdir(out):
+            return f"{out} is not empty and no reproduce run started there (no {MANIFEST})"
+        return None
+    for key in ("mode", "build_dir"):
+        if manifest.get(key) != getattr(args, key):
+            return (f"{out} holds a run with {key} {manifest.get(key)}, not {getattr(args, key)}; "
+                    f"resume it with that, or name another --out")
+    return None
+
+
+def read_manifest(out: str) -> dict | None:
+    try:
+        with open(os.path.join(out, MANIFEST), encoding="utf-8") as f:
+            return json.load(f)
+    except FileNotFoundError:
+        return None
+
+
+def busy_reading(args) -> dict:
+    """The machine's reading for this run: taken once, before a re-exec into a PostgreSQL
+    cluster (whose start would count as load), and handed to the re-executed run."""
+    kept = os.environ.get("HANDOFF_REPRODUCE_BUSY")
+    if kept:
+        return json.loads(kept)
+    reading = busy.sample().as_dict()
+    reading["busy_ok"] = bool(args.busy_ok)
+    os.environ["HANDOFF_REPRODUCE_BUSY"] = json.dumps(reading)
+    return reading
+
+
+def refuse_busy(reading: dict) -> bool:
+    if not reading["reasons"] or reading["busy_ok"]:
+        return False
+    print("bench reproduce: refusing to measure on a busy machine (figures taken beside other "
+          "work would be compared with the committed ones as if they were the servers'):\n"
+          + "\n".join(f"  {r}" for r in reading["reasons"])
+          + "\n  wait until it is quiet, or pass --busy-ok (the report then says so)", file=sys.stderr)
+    return True
+
+
+def report_context(args, manifest: dict) -> list[str]:
+    lines = [f"committed results: {os.path.relpath(os.path.abspath(args.against), REPO_ROOT)}",
+             f"new results: {args.out} ({manifest.get('mode', '?')} mode, build tree "
+             f"{manifest.get('build_dir', '?')})"]
+    for n, session in enumerate(manifest.get("sessions", []), 1):
+        b = session["busy"]
+        quiet = ("quiet" if not b["reasons"] else
+                 "BUSY, measured anyway with --busy-ok: " + "; ".join(b["reasons"]))
+        lines.append(f"session {n} (a resumed run is another) started on a machine {quiet} (load "
+                     f"average {b['load1']:.2f} on {b['cores']} cores, others "
+                     f"{b['others_pct_of_core']:.0f}% of a core over {b['sample_s']:.1f} s)"
+                     + (f"; measured at nice {session['nice']}, below other work" if session["nice"] else ""))
+    done = manifest.get("done", {})
+    if done:
+        lines.append(f"parts done: {len(done)}, "
+                     f"{sum(d['elapsed_s'] for d in done.values()) / 60:.1f} min of measuring")
+    for key, what in (("failed", "failed (a resumed run tries them again)"),
+                      ("not_measured", "not measured here"), ("not_run", "not run (past the budget)")):
+        if manifest.get(key):
+            lines.append(f"{what}: " + "; ".join(manifest[key]))
+    if manifest.get("mode") == "quick":
+        lines.append("quick mode: one round a cell, so a range is one value and a comparison of "
+                     "two one-round ranges says ahead or behind where full mode's rounds may overlap")
+    return lines
+
+
+def write_report(args, manifest: dict) -> list:
+    # Imported here: it reads the book's roles (book/_ext, which needs Sphinx), and only the
+    # report needs them; every other subcommand runs without Sphinx installed.
+    import book_figures
+    rows = book_figures.compare(args.against, args.out)
+    text = book_figures.render(rows, report_context(args, manifest))
+    path = os.path.join(args.out, REPORT)
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(text)
+    print(text)
+    print(f"bench: the report is in {path}")
+    return rows
+
+
+def refuse_reproduce(args) -> bool:
+    """True (and says why) when `reproduce` may not start: OUT is not fresh, or the machine
+    is busy without --busy-ok. Checked before anything starts (a PostgreSQL cluster too)."""
+    problem = fresh_out_problem(args.out, read_manifest(args.out), args)
+    if problem:
+        print(f"bench reproduce: {problem}", file=sys.stderr)
+        return True
+    return refuse_busy(busy_reading(args))
+
+
+def cmd_reproduce(args) -> int:
+    """After refuse_reproduce: run the plan's parts not done yet, then the report."""
+    manifest = read_manifest(args.out)
+    reading = busy_reading(args)
+    if manifest is None:
+        manifest = {"mode": args.mode, "build_dir": args.build_dir, "done": {}, "sessions": []}
+    # One entry per start (a resumed run is another session on another machine state).
+    manifest["sessions"].append({"busy": reading, "nice": os.nice(0)})
+    manifest.update(not_measured=[], not_run=[], failed=[])
+    os.makedirs(args.out, exist_ok=True)
+    report.write_json(os.path.join(args.out, MANIFEST), manifest)
+
+    parts = plan(args, resume=True)
+    todo = [p for p in parts if p.name not in manifest["done"] and not p.missing]
+    manifest["not_measured"] = [p.missing for p in parts if p.missing]
+    for p in parts:
+        if p.name in manifest["done"]:
+            print(f"bench reproduce: {p.name}: done in an earlier run, kept", file=sys.stderr)
+    prog = progress.Progress(parts=len(todo), cells=sum(p.cells for p in todo),
+                             estimate_s=sum(p.estimate_s or 0.0 for p in todo),
+                             unestimated=sum(p.estimate_s is None for p in todo))
+    budget = Budget(args.budget_s)
+    status = 0
+    for part in todo:
+        if budget.over(part):
+            manifest["not_run"].append(part.name)
+            continue
+        per_cell = (part.estimate_s or 0.0) / part.cells if part.cells else 0.0
+        seen = []
+
+        def on_cell(cell, kept=False, part=part, per_cell=per_cell, seen=seen):
+            seen.append(cell)
+            if kept:
+                prog.kept(per_cell)
+            else:
+                prog.finished(per_cell, cell=True)
+                prog.show(part.name)
+
+        prog.show(f"{part.name} starts")
+        t0 = time.monotonic()
+        failed, not_measured = part.run(on_cell)
+        # A spec's cells that did not run (arms not built) leave the totals with its last one.
+        prog.cells -= part.cells - len(seen)
+        prog.finished(per_cell * (part.cells - len(seen)) if part.cells else part.estimate_s,
+                      part=True)
+        manifest["not_measured"] += not_measured
+        if failed:
+            status = 1      # not recorded as done: a resumed run tries it again
+            manifest["failed"].append(part.name)
+        else:
+            manifest["done"][part.name] = {"elapsed_s": time.monotonic() - t0}
+        report.write_json(os.path.join(args.out, MANIFEST), manifest)
+        prog.show(f"{part.name} {'FAILED' if failed else 'done'}")
+    print_not_run(manifest["not_measured"], budget.deferred, args.budget_s)
+    write_report(args, manifest)
     return status
+
+
+def cmd_compare(args) -> int:
+    problem = overlap_problem(args.out, args.against)
+    if problem:
+        print(f"bench compare: {problem}", file=sys.stderr)
+        return 2
+    manifest = read_manifest(args.out) or {}
+    rows = write_report(args, manifest)
+    return 1 if any(r.flips() for r in rows) else 0
 
 
 def cmd_verify(args) -> int:
@@ -451,11 +689,12 @@ def needs_postgres(args) -> bool:
     fail a `run`)."""
     if args.cmd == "run":
         return "postgres" in specfile.load(args.spec).needs
-    tools = [t for t in records.TOOLS if args.cmd == "all" or
+    every = args.cmd in ("all", "reproduce")
+    tools = [t for t in records.TOOLS if every or
              (args.cmd == "records" and args.only in (None, t.name))]
     if any("postgres" in t.needs for t in tools):
         return True
-    return args.cmd == "all" and any(
+    return every and any(
         "postgres" in specfile.load(p).needs for p in glob.glob(os.path.join(SPECS_DIR, "*.toml")))
 
 
@@ -527,6 +766,41 @@ def main(argv: list[str]) -> int:
                    help="start no part after this many seconds; print the commands of those not run")
     p.set_defaults(func=cmd_all)
 
+    p = sub.add_parser(
+        "reproduce", help="rerun every published table into a fresh folder, then compare every "
+                          "figure the book shows with the committed one",
+        description="Run what `all` runs into a fresh folder OUT, with a progress line and the time "
+                    "left; run again with the same OUT, it resumes (parts done are kept, and a "
+                    "spec's finished cells; an interrupted cell is measured again). It ends with "
+                    f"OUT/{REPORT}: every figure the book's pages quote through a role, committed "
+                    "and new, and every verdict or expectation that flips. It refuses a busy "
+                    f"machine: a 1-minute load average above {busy.LOAD_PER_CORE:g} per core, or "
+                    f"other processes using more than {busy.OTHERS_PCT:g}% of a core over a "
+                    f"{busy.SAMPLE_S:g} s sample of /proc/stat (harness/busy.py); --busy-ok "
+                    "measures anyway and the report says so.")
+    p.add_argument("--mode", choices=specfile.MODES, required=True)
+    p.add_argument("--build-dir", required=True, type=os.path.abspath,
+                   help="the CMake build tree (binaries under DIR/bin)")
+    p.add_argument("--out", type=os.path.abspath, default=None,
+                   help="the new results' folder: empty, or one an interrupted reproduce run "
+                        "left (default: BUILD/reproduce-MODE); never the committed results")
+    p.add_argument("--against", type=os.path.abspath, default=DEFAULT_OUT,
+                   help="the results to compare with (default: benchmarks/results)")
+    p.add_argument("--budget-s", type=float, default=None,
+                   help="start no part after this many seconds (a resumed run goes on from there)")
+    p.add_argument("--busy-ok", action="store_true",
+                   help="measure on a busy machine (the report says it was busy)")
+    p.add_argument("--strict", action="store_true",
+                   help="fail when a spec's binaries are not built instead of skipping")
+    p.set_defaults(func=cmd_reproduce)
+
+    p = sub.add_parser("compare", help="the report of `reproduce` alone: every figure the book "
+                                       "shows, from OUT and from the committed results")
+    p.add_argument("--out", type=os.path.abspath, required=True, help="the new results' folder")
+    p.add_argument("--against", type=os.path.abspath, default=DEFAULT_OUT,
+                   help="the results to compare with (default: benchmarks/results)")
+    p.set_defaults(func=cmd_compare)
+
     p = sub.add_parser("replot", help="redraw every plot under OUT from its recorded data")
     common(p, need_build=False)
     p.set_defaults(func=cmd_replot)
@@ -537,14 +811,18 @@ def main(argv: list[str]) -> int:
     p.set_defaults(func=cmd_verify)
 
     for p in (sub.choices[c] for c in ("run", "probe", "micro", "records", "loop-peers", "profile",
-                                           "all")):
+                                           "all", "reproduce")):
         p.add_argument("--allow-dirty", action="store_true",
                        help="let a full-mode run measure a tree with uncommitted changes "
                             "(the results record git_dirty = true)")
 
     args = ap.parse_args(argv[1:])
     args.argv = [os.path.abspath(argv[0])] + argv[1:]
+    if args.cmd == "reproduce" and args.out is None:
+        args.out = os.path.join(args.build_dir, f"reproduce-{args.mode}")
     if hasattr(args, "allow_dirty") and refuse_dirty(args):
+        return 2
+    if args.cmd == "reproduce" and refuse_reproduce(args):
         return 2
     if needs_postgres(args) and not postgres.inside() and postgres.missing() is None:
         return postgres.reexec_inside([sys.executable, *args.argv])

@@ -20,7 +20,9 @@ derived metrics; then it reduces them over rounds, judges the declared compariso
 and writes OUT/<chapter>/<name>.json, .csv, -runs.csv (a line per cell: its max latency,
 whether it stalled) and -<metric>.png. A spec that says stall_samples has loadgen record
 raw samples, and a run whose max exceeds the spec's stall_us leaves its slowest ones in
-OUT/<chapter>/<name>-stalls/ (harness/stalls.py).
+OUT/<chapter>/<name>-stalls/ (harness/stalls.py). Asked to resume (`bench.py reproduce`),
+it keeps each finished cell in a journal and, run again, measures only the cells the journal
+lacks (harness/journal.py).
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ import sys
 import time
 
 import clients
+import journal
 import postgres
 import procfs
 import report
@@ -214,13 +217,17 @@ def check_parts(spec: Spec, build_dir: str, repo_root: str) -> tuple[list, list,
 
 def run_spec(spec: Spec, *, mode: str, build_dir: str, out_dir: str, repo_root: str,
              argv: list[str], reproduce_argv: list[str], settings, allow_missing: bool,
-             keep_tmp: bool = False, stream=sys.stdout, host: str = LOOPBACK_HOST) -> dict:
+             keep_tmp: bool = False, stream=sys.stdout, host: str = LOOPBACK_HOST,
+             resume: bool = False, on_cell=None) -> dict:
     """Run every cell of a spec and write its results. Returns the JSON document
     (with "skipped" set when the whole spec could not run).
 
     argv is the command line as typed (kept as "command"); reproduce_argv is the
     `bench.py run` line for this one spec, kept as "reproduce" with paths made
-    relative to the repository, which is what the book prints under a table."""
+    relative to the repository, which is what the book prints under a table.
+    With resume, the cells a journal in OUT already holds are kept and the others
+    measured (harness/journal.py); on_cell(cell) is called after each measured cell, and
+    on_cell(cell, kept=True) for each kept one."""
     arms, rows, missing = check_parts(spec, build_dir, repo_root)
     if host != LOOPBACK_HOST:
         # An nginx arm listens where its template says; only our own servers take --host.
@@ -241,11 +248,23 @@ def run_spec(spec: Spec, *, mode: str, build_dir: str, out_dir: str, repo_root: 
         _log(f"killed pid {pid}, left running by an earlier harness that was killed")
     workdir = os.path.join(build_dir, "bench-tmp", f"{spec.chapter}-{spec.name}-{os.getpid()}")
     os.makedirs(workdir, exist_ok=True)
+    kept, log = {}, None
+    if resume:
+        jpath = journal.path_for(out_dir, spec.chapter, spec.name)
+        head = {"mode": mode, "host": host, "arms": [a.name for a in arms],
+                "rows": [r.name for r in rows], "spec": spec.text,
+                "settings": [settings.rounds, settings.duration_s, settings.warmup_s]}
+        kept = journal.read(jpath, head)
+        log = journal.Writer(jpath, head, kept)
+        if kept:
+            _log(f"{spec.chapter}/{spec.name}: resuming, {len(kept)} cells kept from {jpath}")
     stall_dir = None
     if spec.stall_samples:
-        # This run's stalled samples only: an earlier run's files would name other cells.
+        # This run's stalled samples only: an earlier run's files would name other cells
+        # (those of the cells a resumed run keeps stay).
         stall_dir = stalls.dest_dir(out_dir, spec.chapter, spec.name)
-        shutil.rmtree(stall_dir, ignore_errors=True)
+        if not kept:
+            shutil.rmtree(stall_dir, ignore_errors=True)
     machine = report.machine_info(build_dir, repo_root, out_dir)
     cells = []
     started = time.monotonic()
@@ -253,11 +272,22 @@ def run_spec(spec: Spec, *, mode: str, build_dir: str, out_dir: str, repo_root: 
         for r in range(settings.rounds):
             for row in rotation(rows, r):
                 for order, arm in enumerate(rotation(arms, r)):
+                    if (r, row.name, arm.name) in kept:
+                        cells.append(kept[(r, row.name, arm.name)])
+                        if on_cell is not None:
+                            on_cell(cells[-1], kept=True)
+                        continue
                     cell = measure_cell(spec_view, arm, row, r, order, settings, build_dir,
                                         repo_root, workdir, stall_dir, host)
                     cells.append(cell)
+                    if log is not None:
+                        log.append(cell)
                     _log(_progress(cell, settings.rounds))
+                    if on_cell is not None:
+                        on_cell(cell)
     finally:
+        if log is not None:
+            log.close()
         servers.CHILDREN.kill_all()
         if not keep_tmp:
             shutil.rmtree(workdir, ignore_errors=True)
@@ -295,6 +325,7 @@ def run_spec(spec: Spec, *, mode: str, build_dir: str, out_dir: str, repo_root: 
         "reproduce": report.reproduce_command(reproduce_argv, repo_root),
         "machine": machine,
         "elapsed_s": time.monotonic() - started,
+        "resumed_cells": len(kept),
         "skipped": missing,
         "cells": cells,
         "summary": [{**{k: v for k, v in s.items() if k != "metrics"},
@@ -313,6 +344,8 @@ def run_spec(spec: Spec, *, mode: str, build_dir: str, out_dir: str, repo_root: 
         path = f"{base}-{metric}.png"
         if report.plot_metric(path, spec_view, summ, metric, machine, mode):
             plots.append(os.path.basename(path))
+    if log is not None and all(c["ok"] for c in cells):
+        os.unlink(log.path)   # the results hold every cell now; a failed one is tried again
     report.print_table(spec_view, summ, comparisons, mode, stream)
     print(f"  wrote {base}.json, {base}.csv, {base}-runs.csv"
           + (f", {', '.join(plots)}" if plots else ""), file=stream, flush=True)

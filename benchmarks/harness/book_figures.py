@@ -1,0 +1,219 @@
+"""harness/book_figures: every figure the book shows, read from two results directories (chapter 01).
+
+Role: the report that ends `bench.py reproduce` (and that `bench.py compare` writes alone).
+A figure enters the book's prose only through the roles of book/_ext/results_cell.py
+(``result``, ``range``, ``verdict``, ``count``), so the figures the book shows are those
+roles' uses in its pages. This module finds each use in the Markdown sources (the pages
+book/conf.py builds, outside code and inline literals), and reads it twice with the roles'
+own functions (results_cell.evaluate, evaluate_range, evaluate_verdict, evaluate_count):
+once from the committed results, once from the new ones. For each it gives
+
+- the committed value and range, the new value and range (a ``result`` of one cell has its
+  range read from the same cell's _min and _max columns, as the ``range`` role reads it);
+- for a sentence that claims something (a ``verdict``'s expected word, a ``result``'s
+  ``expect<=...``), whether the claim holds on each: a verdict is recomputed on the new data
+  and a claim that held on the committed data and not on the new one is a *flip*.
+
+The verdict word is found by asking the role itself: the use is evaluated with each of the
+three words as its expected one (and without its ``words=`` phrases), and the one the role
+accepts is the word the data gives; the role's own comparison of ranges decides, not a copy.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import re
+import sys
+from dataclasses import dataclass
+
+REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(REPO_ROOT, "book", "_ext"))
+
+import results_cell as rc  # noqa: E402  (book/_ext: the roles' parser and evaluators)
+
+ROLES = ("result", "range", "verdict", "count")
+# The pages the book builds (book/conf.py's include_patterns) that can hold a figure.
+PAGES = ("chapters/*/note.md", "exercises/*/README.md", "book/*.md")
+USE = re.compile(r"(?<!`)\{(" + "|".join(ROLES) + r")\}`([^`]+)`")
+LITERAL = re.compile(r"``.*?``")          # an inline literal: ``{result}`x` `` shows a role's syntax
+FENCE = re.compile(r"^\s*(```|~~~)")
+
+
+@dataclass
+class Use:
+    page: str      # relative to the repository root
+    line: int
+    role: str
+    text: str
+
+
+@dataclass
+class Reading:
+    value: str | None = None
+    range: str | None = None
+    holds: bool | None = None      # None: the figure claims nothing
+    claim: str | None = None       # what the sentence claims ("ahead", "<= 0.75")
+    error: str | None = None
+    span: tuple[float, float] | None = None   # one cell's min and max over the rounds
+    median: float | None = None               # that cell's median (a result of one cell)
+
+
+@dataclass
+class Compared:
+    use: Use
+    old: Reading
+    new: Reading
+
+    def flips(self) -> bool:
+        return self.old.holds is True and self.new.holds is False
+
+    def status(self) -> str:
+        if self.flips():
+            return f"FLIPS: the sentence says {self.old.claim}, the new data says {self.new.value}"
+        if self.new.error:
+            return "not read: " + self.new.error
+        if self.old.error:
+            return "committed not read: " + self.old.error
+        if (self.old.value, self.old.range) == (self.new.value, self.new.range):
+            return "same"
+        return "changed" + (", still holds" if self.new.holds else "") + self._against_range()
+
+    def _against_range(self) -> str:
+        """Where the new figure lies against the committed rounds: a new median inside the
+        committed min-max (or a new range overlapping it) is a change the rounds already
+        showed; outside it is a change of the figure."""
+        if self.old.span is None or self.new.span is None:
+            return ""
+        lo, hi = self.old.span
+        if self.new.median is not None:
+            inside = lo <= self.new.median <= hi
+        else:
+            inside = self.new.span[0] <= hi and lo <= self.new.span[1]
+        return ", within the committed range" if inside else ", outside the committed range"
+
+
+def uses(repo_root: str = REPO_ROOT) -> list[Use]:
+    """Every use of a figure role in the book's pages, in page and line order."""
+    found = []
+    for pattern in PAGES:
+        for path in sorted(glob.glob(os.path.join(repo_root, pattern))):
+            page = os.path.relpath(path, repo_root)
+            with open(path, encoding="utf-8") as f:
+                fenced = False
+                for n, line in enumerate(f, 1):
+                    if FENCE.match(line):
+                        fenced = not fenced
+                        continue
+                    if fenced:
+                        continue
+                    for m in USE.finditer(LITERAL.sub("", line)):
+                        found.append(Use(page, n, m.group(1), m.group(2).strip()))
+    return found
+
+
+def _verdict(root: str, text: str) -> Reading:
+    claim = re.search(r"expected\s*=\s*(\w+)", text)
+    claimed = rc.SYNONYMS.get(claim.group(1), claim.group(1)) if claim else None
+    bare = re.sub(r";\s*words\s*=[^;]*", "", text)
+    errors = []
+    for word in rc.VERDICTS:
+        try:
+            rc.evaluate_verdict(root, re.sub(r"expected\s*=\s*\w+", f"expected={word}", bare))
+        except rc.CellError as e:
+            errors.append(str(e))
+            continue
+        return Reading(value=word, holds=word == claimed, claim=claimed)
+    # Each word refused: the data cannot be read (the same message thrice), or says none.
+    return Reading(error=errors[0], claim=claimed)
+
+
+def _numbers(root: str, text: str, with_median: bool) -> tuple[tuple[float, float] | None, float | None]:
+    """The span (and, for a result, the value) of a figure that is one cell with _min and
+    _max columns, read with the roles' own cell functions; a ratio, or a column without
+    them, has neither."""
+    rel, cells, _, _ = rc.parse(text)
+    if len(cells) != 1 or cells[0][0] is None:
+        return None, None
+    lines, _ = rc.load(root, rel)
+    try:
+        span = rc.cell_range(lines, rel, *cells[0])
+    except rc.CellError:
+        return None, None
+    return span, rc.cell_number(lines, rel, *cells[0]) if with_median else None
+
+
+def read(root: str, use: Use) -> Reading:
+    """One use read from one results directory."""
+    try:
+        if use.role == "verdict":
+            return _verdict(root, use.text)
+        if use.role == "range":
+            span, _ = _numbers(root, use.text, False)
+            return Reading(value=rc.evaluate_range(root, use.text)[0], span=span)
+        if use.role == "count":
+            return Reading(value=rc.evaluate_count(root, use.text)[0])
+        text, expect = rc.split_expect(use.text)
+        out = Reading(value=rc.evaluate(root, text)[0])
+        try:
+            out.range = rc.evaluate_range(root, text)[0]
+            out.span, out.median = _numbers(root, text, True)
+        except rc.CellError:
+            pass        # a ratio, or a column without _min and _max: a value alone
+        if expect:
+            out.claim = f"{expect[0]} {expect[1]:g}"
+            try:
+                rc.evaluate(root, use.text)
+                out.holds = True
+            except rc.CellError:
+                out.holds = False
+        return out
+    except rc.CellError as e:
+        return Reading(error=str(e))
+
+
+def compare(committed: str, new: str, repo_root: str = REPO_ROOT) -> list[Compared]:
+    committed, new = os.path.abspath(committed), os.path.abspath(new)
+    return [Compared(u, read(committed, u), read(new, u)) for u in uses(repo_root)]
+
+
+def _shown(r: Reading) -> str:
+    if r.error:
+        return "—"
+    text = r.value or ""
+    if r.range and r.range != r.value:
+        text += f" [{r.range}]"
+    return text.replace("\u00a0", " ")
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def render(rows: list[Compared], context: list[str]) -> str:
+    """The report in Markdown: what was compared, the flips, then every figure by page."""
+    flips = [r for r in rows if r.flips()]
+    counts = {}
+    for r in rows:
+        word = r.status().split(":")[0]
+        counts[word] = counts.get(word, 0) + 1
+    out = ["# Reproduce, then compare: every figure the book shows", ""]
+    out += [f"- {c}" for c in context]
+    out += [f"- figures: {len(rows)} role uses in the book's pages; "
+            + ", ".join(f"{n} {w}" for w, n in sorted(counts.items())), ""]
+    out += ["## Claims that flip", ""]
+    if flips:
+        out += [f"- {r.use.page}:{r.use.line}: {r.status()} (`{_cell(r.use.text)}`)" for r in flips]
+    else:
+        out.append("None: every verdict and expectation that holds on the committed results "
+                   "holds on the new ones (or could not be read there; see below).")
+    out.append("")
+    page = None
+    for r in rows:
+        if r.use.page != page:
+            page = r.use.page
+            out += ["", f"## {page}", "", "| line | role | figure | committed [range] | new [range] | status |",
+                    "|---|---|---|---|---|---|"]
+        out.append(f"| {r.use.line} | {r.use.role} | `{_cell(r.use.text)}` | {_cell(_shown(r.old))} "
+                   f"| {_cell(_shown(r.new))} | {_cell(r.status())} |")
+    return "\n".join(out) + "\n"
