@@ -124,6 +124,7 @@ void list_profiles(const std::filesystem::path& dir, std::FILE* out) {
 
 }  // namespace
 
+// [config.profile]
 std::optional<int> CommandLine::expand_profile(std::vector<std::string>& args) const {
   std::string name;
   for (std::size_t i = 0; i < args.size(); ++i) {
@@ -146,6 +147,7 @@ std::optional<int> CommandLine::expand_profile(std::vector<std::string>& args) c
   args.insert(args.begin(), {"--config", file.string()});
   return std::nullopt;
 }
+// [config.profile]
 
 void CommandLine::default_to(const std::string& flag, const std::string& value) {
   app_->get_option(flag)->run_callback_for_default()->default_val(value);
