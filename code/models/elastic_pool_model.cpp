@@ -8,9 +8,9 @@
 // word to WOKEN (the futex wakes a sleeper once the word has changed; pool/wake_channel.cpp).
 // Each promise: a thread that sleeps with work for it (a job, or the stop) has been claimed,
 // and the parked count comes back to the threads still asleep. The correct park must hold;
-// the reversed park and the park without its fence must be refuted. x86 cannot refute the
-// fence-less park (the count's locked fetch_add just before the fence is a full barrier);
-// this model can.
+// the reversed park and the park without its fence must be refuted. No run-time test
+// refutes the fence-less park: on x86 its window is one store wide (ParkFence says why);
+// this model finds it in a few executions.
 //
 //   elastic_pool_model [CHECK]   runs one check by name, or all of them
 #include "models/relacy_atomics.h"

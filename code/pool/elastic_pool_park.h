@@ -26,10 +26,12 @@ namespace handoff::pool {
 
 /// Whether a park fences between its announcement and its re-check. Only seq_cst is
 /// correct, and the pool always passes it; none is the broken variant FOR THE MODEL ONLY
-/// (code/models/elastic_pool_model.cpp refutes it). On x86 the two are one program: the
-/// parked count's locked fetch_add just before is already a full barrier, so no run-time
-/// test here can tell them apart; on ARMv8 (an ldadd, then a plain ldar of the ring) the
-/// announcement can still be on its way when the re-check reads the ring.
+/// (code/models/elastic_pool_model.cpp refutes it). Without the fence the announcement can
+/// still be on its way when the re-check reads the ring, while submit, after its own fence,
+/// reads a word not yet PARKED and wakes nobody. On x86 the parked count's locked fetch_add
+/// drains what came before it, but the word's release store comes after it, a plain `mov`
+/// that the ring's load may pass: a window of one store, which no run-time test here aims
+/// at. On ARMv8 both the count and the word may be late.
 enum class ParkFence { seq_cst, none };
 
 template <class Atoms = sync::StdAtomics>
