@@ -203,9 +203,7 @@ void Lookup::cancel() {
   shared_->callbacks.erase(state_->id);
 }
 
-bool Lookup::cancelled() const noexcept {
-  return state_ && state_->cancelled.raised();
-}
+bool Lookup::cancelled() const noexcept { return state_ && state_->cancelled.raised(); }
 
 // ---------------------------------------------------------------- the resolver
 

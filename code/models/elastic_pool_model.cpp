@@ -34,6 +34,8 @@ using Word = handoff::pool::WakeWord<RelacyAtomics>;
 /// The waker's claim as the model's futex-free wake: ElasticPool::Core::wake_newest passes
 /// WakeChannel::wake, which is this claim and then the futex wake.
 constexpr auto claim = [](Word& word, std::uint32_t seq) { return word.claim_wake(seq); };
+/// The park's test hook between its two steps: nothing here.
+constexpr auto kNoHook = [] {};
 
 /// A lane of one thread (so rule 2's "every thread parked" is "the thread parked"). The
 /// thread finds the ring empty and parks (ElasticPool::Core::park); the loop submits a job
@@ -53,13 +55,13 @@ struct ParkSubmit : rl::test_suite<ParkSubmit<Order, Fence>, 2> {
     } else {  // the pool thread
       int job = 0;
       std::uint32_t seq = 0;
-      sleeps = gate.park(words[0], jobs, job, Order, Fence, [] {}, seq) == Gate::Outcome::sleep;
+      sleeps = gate.park(words[0], jobs, job, Order, Fence, kNoHook, seq) == Gate::Outcome::sleep;
     }
   }
 
   void after() {
     const bool woken = words[0].kind() == Word::Kind::woken;
-    RL_ASSERT(!sleeps || woken);                            // no sleep with the job in the ring
+    RL_ASSERT(!sleeps || woken);                               // no sleep with the job in the ring
     RL_ASSERT(gate.parked() == ((sleeps && !woken) ? 1 : 0));  // lowered once per park
   }
 };
@@ -82,8 +84,8 @@ struct StopPark : rl::test_suite<StopPark<Fence>, 2> {
     } else {  // the pool thread
       int job = 0;
       std::uint32_t seq = 0;
-      sleeps = gate.park(words[0], jobs, job, ParkOrder::announce_then_recheck, Fence, [] {}, seq) ==
-               Gate::Outcome::sleep;
+      const auto how = gate.park(words[0], jobs, job, ParkOrder::announce_then_recheck, Fence, kNoHook, seq);
+      sleeps = how == Gate::Outcome::sleep;
     }
   }
 
@@ -106,13 +108,16 @@ SearchResult park_unfenced() {
   return full_search<ParkSubmit<ParkOrder::announce_then_recheck, ParkFence::none>>(
       "elastic park without its fence; submit");
 }
-SearchResult stop_park() { return full_search<StopPark<ParkFence::seq_cst>>("elastic stop: flag, fence, wake all; park"); }
-SearchResult stop_unfenced() { return full_search<StopPark<ParkFence::none>>("elastic stop against a park without its fence"); }
+SearchResult stop_park() {
+  return full_search<StopPark<ParkFence::seq_cst>>("elastic stop: flag, fence, wake all; park");
+}
+SearchResult stop_unfenced() {
+  return full_search<StopPark<ParkFence::none>>("elastic stop against a park without its fence");
+}
 
 constexpr Check kChecks[] = {
-    {"park-submit", park_submit, false},   {"park-reversed", park_reversed, true},
-    {"park-unfenced", park_unfenced, true}, {"stop-park", stop_park, false},
-    {"stop-unfenced", stop_unfenced, true},
+    {"park-submit", park_submit, false}, {"park-reversed", park_reversed, true}, {"park-unfenced", park_unfenced, true},
+    {"stop-park", stop_park, false},     {"stop-unfenced", stop_unfenced, true},
 };
 
 }  // namespace

@@ -60,7 +60,8 @@ struct PostWake : rl::test_suite<PostWake<Order, Fences>, 2> {
   void thread(unsigned id) {
     if (id == 0) {  // the loop
       std::uint64_t announcements = 0;
-      blocks = handoff::evloop::may_block(Order, wake, posts, [] {}, announcements);
+      const auto no_hook = [] {};
+      blocks = handoff::evloop::may_block(Order, wake, posts, no_hook, announcements);
     } else {  // a producer thread
       posts.push(std::make_shared<HandleState>(nullptr), NoLocals{});
       wake.poke_if_waiting();
@@ -71,10 +72,12 @@ struct PostWake : rl::test_suite<PostWake<Order, Fences>, 2> {
 };
 
 SearchResult ordered() {
-  return full_search<PostWake<WaitOrder::announce_then_recheck>>("post wake: announce, fence, re-check; push, fence, read");
+  return full_search<PostWake<WaitOrder::announce_then_recheck>>(
+      "post wake: announce, fence, re-check; push, fence, read");
 }
 SearchResult reversed() {
-  return full_search<PostWake<WaitOrder::recheck_then_announce>>("post wake: re-check, then announce; push, fence, read");
+  return full_search<PostWake<WaitOrder::recheck_then_announce>>(
+      "post wake: re-check, then announce; push, fence, read");
 }
 SearchResult unfenced() {
   return full_search<PostWake<WaitOrder::announce_then_recheck, false>>("post wake: the right order, no fences");

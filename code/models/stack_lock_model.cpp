@@ -55,10 +55,11 @@ struct UnlockWake : rl::test_suite<UnlockWake<How>, 2> {
     if (id == 0) {  // the holder
       data($) = 1;
       std::uint32_t w = word.look();
-      const auto step = word.release_step(w, [] {}, How);
+      const auto nothing_before_release = [] {};
+      const auto step = word.release_step(w, nothing_before_release, How);
       RL_ASSERT(step == Word::Step::released);  // no list, no request here
       if ((w & Word::kNeedWake) != 0) ++wakes;  // futex_wake_one
-    } else {  // the waiter
+    } else {                                    // the waiter
       for (;;) {
         std::uint32_t w = 0;
         const auto look = word.take_or_flag(w, 0, [] { return false; });

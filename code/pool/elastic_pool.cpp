@@ -47,8 +47,8 @@ struct ElasticPool::Core {
   std::unique_ptr<HandlerSlot[]> slots;     // one per thread, by index
   ElasticPark<> gate;  // the parked count, the park tickets and the stop flag (pool/elastic_pool_park.h)
   alignas(64) std::atomic<bool> spinner{false};  // a thread spins idle (rule 1)
-  std::atomic<bool> past_deadline{false};         // raised by stop() at its deadline (see run_job)
-  std::atomic<std::size_t> deadline_drops{0};     // jobs dropped for the deadline; read after the joins
+  std::atomic<bool> past_deadline{false};        // raised by stop() at its deadline (see run_job)
+  std::atomic<std::size_t> deadline_drops{0};    // jobs dropped for the deadline; read after the joins
 };
 
 ElasticPool::ElasticPool(const PoolConfig& config, ElasticPoolOptions options)

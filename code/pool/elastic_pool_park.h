@@ -145,7 +145,7 @@ class ElasticPark {
   // Threads counted parked: raised by a thread as it parks, lowered by whoever moves it off
   // PARKED (the waker, or the thread's own cancel). Read by submit at every push.
   alignas(64) typename Atoms::template atomic<int> parked_{0};
-  typename Atoms::template atomic<std::uint32_t> park_seq_{0};  // tickets that rank parks by age
+  typename Atoms::template atomic<std::uint32_t> park_seq_{0};         // tickets that rank parks by age
   alignas(64) typename Atoms::template atomic<bool> stopping_{false};  // raised once every job is in the ring
 };
 

@@ -83,7 +83,9 @@ class WakeWord {
   /// The thread, before each sleep: whether the word still says PARKED(seq). acquire: pairs
   /// with the release half of claim_wake()'s CAS: what the waker did before it chose this
   /// thread (pushed a job, raised the stop flag) is visible once we see WOKEN.
-  bool still_parked(std::uint32_t seq) const noexcept { return word_.load(std::memory_order_acquire) == parked_word(seq); }
+  bool still_parked(std::uint32_t seq) const noexcept {
+    return word_.load(std::memory_order_acquire) == parked_word(seq);
+  }
 
   /// The waker: the sequence this word is parked with, or false (a snapshot). relaxed:
   /// only a choice among candidates; claim_wake()'s CAS checks it again.

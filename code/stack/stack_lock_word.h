@@ -48,8 +48,7 @@ class LockWord {
   /// deferred work it ran, happen-before ours. Failure: relaxed, the caller only looks again.
   bool try_take(std::uint32_t& w, std::uint32_t extra) noexcept {
     if ((w & kLocked) != 0) return false;
-    return word_.compare_exchange_strong(w, w | kLocked | extra, std::memory_order_acquire,
-                                         std::memory_order_relaxed);
+    return word_.compare_exchange_strong(w, w | kLocked | extra, std::memory_order_acquire, std::memory_order_relaxed);
   }
 
   /// What a waiter on the sleeping path does next (take_or_flag()).
