@@ -48,7 +48,8 @@ struct ElasticPoolOptions {
 };
 
 /// A pool of handler threads behind one job ring (a lane) and one completion ring, with
-/// four rules (from the design record that followed seed 000's; the book's sources page, F2):
+/// four rules (from the design record that followed seed 000's, restated as fact F2 on the
+/// book's sources page, book/sources.md):
 ///
 ///  1. One idle spinner per lane: a thread that finds the ring empty spins only if no
 ///     sibling already spins idle; otherwise it parks at once.

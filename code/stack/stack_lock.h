@@ -6,8 +6,9 @@
 // is still spinning on its core wins). A thread that finds the lock held can instead leave
 // its work in the lock word for the holder, who runs it before it unlocks ("deferred work").
 //
-// What is modelled, after Onload's public source (ef_eplock / ci_netif_lock, the kernel's
-// oo_eplock_lock, read to learn, not copied; the facts are F5 on the book's sources page):
+// What is modelled, after Onload's public source (https://github.com/Xilinx-CNS/onload:
+// ef_eplock / ci_netif_lock, the kernel's oo_eplock_lock, read to learn, not copied; the
+// facts are F5 on the book's sources page, book/sources.md):
 //  - One 32-bit lock word holds the LOCKED bit, the NEED_WAKE bit and the deferred-work
 //    list (its head and its length), so that "release the lock" and "the list is empty" are
 //    one atomic fact: an unlock that would strand a pushed item fails its CAS and runs it.
