@@ -21,6 +21,7 @@ enum class WaitOrder { announce_then_recheck, recheck_then_announce };
 /// is queued (poll without blocking; the flag is down). `Wake` has announce_wait() (raise
 /// and fence) and end_wait(); `Posts` has empty(). `between` runs between the two steps (a
 /// test hook); `announcements` counts the flag's raisings.
+// [evloop.may_block]
 template <class Wake, class Posts, class Between>
 bool may_block(WaitOrder order, Wake& wake, const Posts& posts, Between&& between, std::uint64_t& announcements) {
   if (order == WaitOrder::announce_then_recheck) {
@@ -45,5 +46,6 @@ bool may_block(WaitOrder order, Wake& wake, const Posts& posts, Between&& betwee
   ++announcements;
   return true;
 }
+// [evloop.may_block]
 
 }  // namespace handoff::evloop
