@@ -271,28 +271,14 @@ int EventLoop::wait_timeout_ms() {
 }
 
 bool EventLoop::park_allowed() {
+  // The two steps and their order: evloop/event_loop_wait.h (the model runs the same).
   const auto& hook = options_.between_park_steps;
-  if (options_.park_order == EventLoopOptions::ParkOrder::announce_then_recheck) {
-    // Raise the flag and fence (loop/wake_flag.cpp; pairs with the fence after a post's
-    // push), then re-check the post queue: a post pushed before the flag is seen here, one
-    // pushed after it finds the flag and pokes.
-    wake_.announce_wait();
-    ++counts_.wait_announcements;
-    if (hook) hook();
-    if (!posts_.empty()) {
-      wake_.end_wait();
-      return false;
-    }
-    return true;
-  }
-  // The broken order, kept as the negative control: a post pushed between the re-check and
-  // the flag finds no flag, sends no poke, and waits out the loop's timeout.
-  const bool posted = !posts_.empty();
-  if (hook) hook();
-  if (posted) return false;
-  wake_.announce_wait();
-  ++counts_.wait_announcements;
-  return true;
+  return may_block(
+      options_.park_order, wake_, posts_,
+      [&hook] {
+        if (hook) hook();
+      },
+      counts_.wait_announcements);
 }
 // [evloop.poll]
 

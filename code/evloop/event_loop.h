@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "evloop/coordinator.h"
+#include "evloop/event_loop_wait.h"
 #include "evloop/handle.h"
 #include "evloop/post_queue.h"
 #include "evloop/ready_queue.h"
@@ -55,9 +56,10 @@ struct EventLoopOptions {
   sync::SpinPolicy wake_spin{0, 0};
 
   /// The order of the loop's two steps before a blocking wait (raise its wake flag,
-  /// re-check the post queue). Only announce_then_recheck is correct; the reverse is kept,
-  /// FOR TESTS ONLY, as the negative control of call_soon_threadsafe's wake.
-  enum class ParkOrder { announce_then_recheck, recheck_then_announce };
+  /// re-check the post queue; evloop/event_loop_wait.h). Only announce_then_recheck is
+  /// correct; the reverse is kept, FOR TESTS ONLY, as the negative control of
+  /// call_soon_threadsafe's wake.
+  using ParkOrder = WaitOrder;
   ParkOrder park_order = ParkOrder::announce_then_recheck;
   /// A test hook run on the loop thread between those two steps. Empty in production.
   std::function<void()> between_park_steps;

@@ -8,7 +8,6 @@
 #include <sched.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cerrno>
 #include <condition_variable>
 #include <cstring>
@@ -79,13 +78,9 @@ struct Lookup::State {
   State(std::uint64_t i, LookupRequest r) : id(i), request(std::move(r)) {}
   const std::uint64_t id;  ///< its callback's key in Shared::callbacks
   const LookupRequest request;
-  /// Set by cancel() on the loop thread under Shared::mu, read under it by the thread that
-  /// takes the lookup off the queue: the lock orders the two (the take before the cancel,
-  /// and the lookup runs with its result dropped, or the cancel before the take, and it is
-  /// skipped). relaxed: the lock does the ordering; the atomic only lets cancelled() read
-  /// the loop thread's own store without the lock (and keeps CancelStore::outside_lock, the
-  /// negative control, free of a data race).
-  std::atomic<bool> cancelled{false};
+  /// Raised by cancel() on the loop thread, read by the thread that takes the lookup off
+  /// the queue, both under Shared::mu (evloop/resolver_cancel.h says why).
+  CancelFlag<> cancelled;
 };
 
 /// What the resolver, its threads, its handles and its posted results share; freed by the
@@ -173,7 +168,7 @@ void work(const std::shared_ptr<Shared>& shared, std::uint64_t index) {
     std::shared_ptr<State> state = std::move(s.queue.front());
     s.queue.pop_front();
     if (s.options.after_take) s.options.after_take();
-    if (state->cancelled.load(std::memory_order_relaxed)) {  // relaxed: under mu, see State::cancelled
+    if (state->cancelled.seen_by_taker()) {  // under mu, as the cancel's store
       ++s.counts.lookups_skipped;
       continue;
     }
@@ -204,20 +199,11 @@ Lookup::Lookup(std::shared_ptr<Shared> shared, std::shared_ptr<State> state)
 
 void Lookup::cancel() {
   if (!state_ || cancelled()) return;
-  if (shared_->options.cancel_store == ResolverOptions::CancelStore::under_lock) {
-    // Under the lock a resolver thread takes lookups under: see State::cancelled.
-    std::lock_guard lock(shared_->mu);
-    state_->cancelled.store(true, std::memory_order_relaxed);  // relaxed: mu orders it
-  } else {
-    // The negative control: no edge to the thread's read (relaxed, and no lock).
-    state_->cancelled.store(true, std::memory_order_relaxed);
-  }
+  state_->cancelled.raise(shared_->mu, shared_->options.cancel_store);  // see State::cancelled
   shared_->callbacks.erase(state_->id);
 }
 
-bool Lookup::cancelled() const noexcept {
-  return state_ && state_->cancelled.load(std::memory_order_relaxed);  // relaxed: the loop thread's own store
-}
+bool Lookup::cancelled() const noexcept { return state_ && state_->cancelled.raised(); }
 
 // ---------------------------------------------------------------- the resolver
 

@@ -20,6 +20,8 @@
 #include <string>
 #include <vector>
 
+#include "evloop/resolver_cancel.h"
+
 namespace handoff::evloop {
 
 class EventLoop;
@@ -78,13 +80,10 @@ struct ResolverOptions {
   /// The lookup each thread runs: getaddrinfo, or a test's or a probe's stand-in.
   LookupFunction lookup = system_lookup;
 
-  /// Where Lookup::cancel() raises the lookup's flag. Only under_lock is correct: the
-  /// thread that takes a lookup off the queue reads the flag under the resolver's lock, and
-  /// a cancel that takes the same lock is ordered before or after that take, so a lookup
-  /// cancelled while it waits is never run. outside_lock (a relaxed store with no lock, as
-  /// before the weak-memory review) gives the memory model no edge between the two: the promise held on
-  /// x86 by luck. Kept as the negative control of the resolver's cancel tests.
-  enum class CancelStore { under_lock, outside_lock };
+  /// Where Lookup::cancel() raises the lookup's flag (evloop/resolver_cancel.h). Only
+  /// under_lock is correct; outside_lock (a relaxed store with no lock, as before the
+  /// weak-memory review) is kept as the negative control of the resolver's cancel tests.
+  using CancelStore = evloop::CancelStore;
   CancelStore cancel_store = CancelStore::under_lock;
   /// A test hook run by a resolver thread, under the resolver's lock, after it has taken a
   /// lookup off the queue and before it reads the lookup's cancelled flag. Empty in production.

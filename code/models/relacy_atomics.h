@@ -106,6 +106,17 @@ struct RelacyAtomics {
   };
 
   static void fence(std::memory_order o, here at = here::current()) { rl::atomic_thread_fence(to_rl(o), where(at)); }
+
+  /// Relacy's mutex: its lock and unlock are the acquire and release a checker follows
+  /// (std::lock_guard calls them with the guard's line).
+  class mutex {
+   public:
+    void lock(here at = here::current()) { m_.lock(where(at)); }
+    void unlock(here at = here::current()) { m_.unlock(where(at)); }
+
+   private:
+    rl::mutex m_;
+  };
 };
 
 /// The outcome of one search, for the model's report.

@@ -33,6 +33,7 @@ using Word = handoff::pool::WaitWord<RelacyAtomics>;
 /// a job still in the ring has a poke in the lane for B. Broken (CreditReturn::relaxed_only):
 /// the loop reads the credit still out (so no poke for J2) while A, without a fence after
 /// its fetch_sub, reads the ring without J2 (so no chain): J2 waits with B asleep.
+// [model.stolen_credit]
 template <CreditReturn How>
 struct StolenCredit : rl::test_suite<StolenCredit<How>, 2> {
   Ring jobs{4};
@@ -57,6 +58,7 @@ struct StolenCredit : rl::test_suite<StolenCredit<How>, 2> {
 
   void after() { RL_ASSERT(jobs.empty() || lane.left() > 0); }
 };
+// [model.stolen_credit]
 
 /// Park against submit (chapter 02's store-buffering pair): a pool thread runs the park's
 /// two steps (WaitWord::park_or_take) and the loop pushes and reads the word. The promise:

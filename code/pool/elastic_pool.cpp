@@ -45,14 +45,10 @@ struct ElasticPool::Core {
   CompletionRing done;
   std::unique_ptr<WakeChannel[]> channels;  // one per thread, by index
   std::unique_ptr<HandlerSlot[]> slots;     // one per thread, by index
-  // Threads counted parked: raised by a thread as it parks, lowered by whoever moves it off
-  // PARKED (the loop's wake, or the thread's own cancel). Read by submit at every push.
-  alignas(64) std::atomic<int> parked{0};
-  std::atomic<std::uint32_t> park_seq{0};         // tickets that rank parks by age
-  alignas(64) std::atomic<bool> spinner{false};   // a thread spins idle (rule 1)
-  alignas(64) std::atomic<bool> stopping{false};  // raised by stop() once every job is in the ring
-  std::atomic<bool> past_deadline{false};         // raised by stop() at its deadline (see run_job)
-  std::atomic<std::size_t> deadline_drops{0};     // jobs dropped for the deadline; read after the joins
+  ElasticPark<> gate;  // the parked count, the park tickets and the stop flag (pool/elastic_pool_park.h)
+  alignas(64) std::atomic<bool> spinner{false};  // a thread spins idle (rule 1)
+  std::atomic<bool> past_deadline{false};        // raised by stop() at its deadline (see run_job)
+  std::atomic<std::size_t> deadline_drops{0};    // jobs dropped for the deadline; read after the joins
 };
 
 ElasticPool::ElasticPool(const PoolConfig& config, ElasticPoolOptions options)
@@ -60,10 +56,7 @@ ElasticPool::ElasticPool(const PoolConfig& config, ElasticPoolOptions options)
 
 ElasticPool::~ElasticPool() { stop(kNoDeadline); }
 
-int ElasticPool::parked() const noexcept {
-  // relaxed: a snapshot for tests and the harness, ordered by nothing.
-  return core_->parked.load(std::memory_order_relaxed);
-}
+int ElasticPool::parked() const noexcept { return core_->gate.parked(); }
 
 WakeChannel::Kind ElasticPool::thread_state(int i) const noexcept {
   return core_->channels[static_cast<std::size_t>(i)].kind();
@@ -91,17 +84,12 @@ void ElasticPool::bind(loop::Reactor& reactor, FrameSink& sink, stats::Registry&
 
 // ---------------------------------------------------------------- the loop's side
 
-// [elastic.submit]
 void ElasticPool::submit(Job* job) {
   if (!backlog_.empty() || !core_->jobs.try_push(job)) {
     backlog_.push_back(job);  // the ring is full: ready_to_wait() pushes it when room comes
     return;
   }
   ++pushed_;
-  // The push (a release store of the cell's sequence) must be visible before we read the
-  // parked count: a store then a load, which only a seq_cst fence orders. Pairs with the
-  // fence in park() between announcing and re-checking.
-  std::atomic_thread_fence(std::memory_order_seq_cst);
   wake_if_all_parked();
 }
 
@@ -109,36 +97,24 @@ void ElasticPool::wake_if_all_parked() {
   // Rule 2: a running or spinning thread comes back to the ring by itself, so wake only a
   // lane whose every thread is parked, and only one: wake_newest() lowers the count before
   // it returns, so the next push of a burst reads one parked thread fewer and wakes nobody.
-  // relaxed: the fence before this call orders this load after the push; only this thread
-  // lowers the count for a woken thread, so it reads its own decrements.
-  if (!core_->options.submit_wakes || core_->parked.load(std::memory_order_relaxed) < config_.threads) return;
+  // The fence between the push and the read of the count: all_parked_after_push.
+  if (!core_->options.submit_wakes || !core_->gate.all_parked_after_push(config_.threads)) return;
   core_->wake_newest(*loop_stats_);
 }
-// [elastic.submit]
 
-// [elastic.wake]
 bool ElasticPool::Core::wake_newest(stats::ThreadStats& loop_stats) {
-  for (;;) {
-    std::uint32_t seq = 0;
-    const int best = WakeChannel::newest_parked(channels.get(), threads, seq);
-    if (best < 0) return false;
-    if (channels[static_cast<std::size_t>(best)].wake(seq, loop_stats)) {
-      // The CAS made us the owner of the thread's way out of PARKED: lower its count now,
-      // before this thread looks at the count again. relaxed: the CAS's acquire already
-      // ordered the thread's increment before this decrement.
-      parked.fetch_sub(1, std::memory_order_relaxed);
-      loop_stats.add(stats::Counter::wakes_sent);
-      return true;
-    }
-    // The thread's re-check found work and it cancelled its park: choose again.
-  }
+  // The choice, the claim and the count: ElasticPark::wake_newest; the futex wake here.
+  const bool woke = gate.wake_newest(channels.get(), threads, [&loop_stats](WakeChannel& channel, std::uint32_t seq) {
+    return channel.wake(seq, loop_stats);
+  });
+  if (woke) loop_stats.add(stats::Counter::wakes_sent);
+  return woke;
 }
 
 void ElasticPool::Core::wake_all(stats::ThreadStats& loop_stats) {
   while (wake_newest(loop_stats)) {
   }
 }
-// [elastic.wake]
 
 // [elastic.age]
 void ElasticPool::check_age() {
@@ -172,7 +148,7 @@ int ElasticPool::max_wait_ms() {
   // fires, wake the loop for nothing). relaxed: read after this pass's submits and their
   // fences; a thread whose announcement it misses re-checks the ring after announcing, and
   // by the store-buffering pair with those fences finds the jobs submit pushed.
-  if (!core_->options.age_check || !jobs_waiting() || core_->parked.load(std::memory_order_relaxed) == 0) {
+  if (!core_->options.age_check || !jobs_waiting() || core_->gate.parked() == 0) {
     return kNoWaitCap;
   }
   return core_->options.pending_wait_ms;
@@ -186,10 +162,7 @@ void ElasticPool::push_backlog() {
     ++pushed_;
     pushed = true;
   }
-  if (pushed) {
-    std::atomic_thread_fence(std::memory_order_seq_cst);  // as in submit(): push → read the parked count
-    wake_if_all_parked();
-  }
+  if (pushed) wake_if_all_parked();  // as in submit(): push → fence → read the parked count
 }
 
 bool ElasticPool::ready_to_wait() {
@@ -247,9 +220,8 @@ bool ElasticPool::Core::spin_for_job(WakeChannel& me, stats::ThreadStats& stats,
   }
   me.set(WakeChannel::Kind::spinning);
   // Spin for a job, or until stop() raises its flag (the park that follows then exits).
-  // relaxed: the park re-reads the flag with acquire before it trusts an empty ring.
   sync::spin_until(
-      options.spin, [&] { return jobs.try_pop(job) || stopping.load(std::memory_order_relaxed); }, &stats);
+      options.spin, [&] { return jobs.try_pop(job) || gate.stop_raised_hint(); }, &stats);
   spinner.store(false, std::memory_order_relaxed);
   me.set(WakeChannel::Kind::running);
   if (job == nullptr) return false;
@@ -258,43 +230,24 @@ bool ElasticPool::Core::spin_for_job(WakeChannel& me, stats::ThreadStats& stats,
 }
 // [elastic.thread]
 
-// [elastic.park]
 ElasticPool::Core::Parked ElasticPool::Core::park(WakeChannel& me, stats::ThreadStats& stats, Job*& job) {
-  // relaxed: a ticket that ranks parks by age for the waker's choice; it orders nothing.
-  const std::uint32_t seq = park_seq.fetch_add(1, std::memory_order_relaxed);
-  if (options.park_order == ElasticPoolOptions::ParkOrder::recheck_then_announce) {
-    // The broken order, kept as the negative control (see ParkOrder). acquire: as below.
-    if (jobs.try_pop(job)) return Parked::took_job;
-    if (stopping.load(std::memory_order_acquire)) return Parked::stop;
+  // The two steps, their order and their fence: ElasticPark::park (the model runs the same).
+  std::uint32_t seq = 0;
+  const auto between = [this] {
     if (options.between_park_steps) options.between_park_steps();
-    parked.fetch_add(1, std::memory_order_relaxed);
-    me.announce_parked(seq);
-    std::atomic_thread_fence(std::memory_order_seq_cst);
-  } else {
-    // Counted before announced. relaxed: announce_parked()'s release orders it before the
-    // loop's decrement (which follows an acquire CAS that read the announcement).
-    parked.fetch_add(1, std::memory_order_relaxed);
-    me.announce_parked(seq);
-    // The announcement (count and state) must be visible before we look at the ring again:
-    // a store then a load. Pairs with the fence in submit() between its push and its read of
-    // the count, and with the one in stop() between raising its flag and reading the states.
-    std::atomic_thread_fence(std::memory_order_seq_cst);
-    if (options.between_park_steps) options.between_park_steps();
-    // acquire: pairs with stop()'s release store: a thread that sees the flag sees every job
-    // pushed before it, so the try_pop below finding nothing means nothing is left.
-    const bool stop = stopping.load(std::memory_order_acquire);
-    if (jobs.try_pop(job) || stop) {
-      // Not parking after all. If the loop woke us meanwhile, it owns the way out of PARKED
-      // and lowered the count itself. relaxed: our own increment is sequenced before.
-      if (me.cancel_park(seq)) parked.fetch_sub(1, std::memory_order_relaxed);
-      return job != nullptr ? Parked::took_job : Parked::stop;
-    }
+  };
+  switch (gate.park(me, jobs, job, options.park_order, ParkFence::seq_cst, between, seq)) {
+    case ElasticPark<>::Outcome::took_job:
+      return Parked::took_job;
+    case ElasticPark<>::Outcome::stop:
+      return Parked::stop;
+    case ElasticPark<>::Outcome::sleep:
+      break;
   }
   stats.add(stats::Counter::parks);
   me.sleep(seq, stats);  // until the loop moves us to WOKEN (it lowered the count)
   return Parked::woken;
 }
-// [elastic.park]
 
 bool ElasticPool::Core::run(stats::ThreadStats& stats, HandlerSlot& slot, Job* job) {
   const RunOutcome outcome =
@@ -317,12 +270,8 @@ std::size_t ElasticPool::stop(std::int64_t deadline_ns) {
   std::size_t dropped_here = 0;
   bool stop_sent = false;
   auto send_stop = [&] {
-    // release: pairs with the acquire in park(): every job pushed so far is in the ring
-    // for a thread that sees the flag.
-    core_->stopping.store(true, std::memory_order_release);
-    // The flag must be visible before we read the threads' states: a store then a load.
-    // Pairs with the fence in park() between announcing and re-checking.
-    std::atomic_thread_fence(std::memory_order_seq_cst);
+    // The flag, then a fence, then the threads' words (ElasticPark::raise_stop).
+    core_->gate.raise_stop();
     core_->wake_all(*loop_stats_);  // a thread not parked sees the flag when it next parks
     stop_sent = true;
   };

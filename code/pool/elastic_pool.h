@@ -12,6 +12,7 @@
 #include <thread>
 #include <vector>
 
+#include "pool/elastic_pool_park.h"
 #include "pool/handler_pool.h"
 #include "pool/wake_channel.h"
 #include "sync/spin_wait.h"
@@ -35,11 +36,11 @@ struct ElasticPoolOptions {
   /// FOR TESTS ONLY. false: submit wakes nobody, even into an all-parked lane, so that only
   /// the age check can start a thread (the forced situation its test needs).
   bool submit_wakes = true;
-  /// The order of a park's two steps. FOR TESTS ONLY: recheck_then_announce is the broken
-  /// order, kept as the negative control of the park's forced-window test: a push that lands
-  /// between the re-check and the announcement reads a lane not all parked, wakes nobody,
-  /// and the thread sleeps with the job in the ring.
-  enum class ParkOrder { announce_then_recheck, recheck_then_announce };
+  /// The order of a park's two steps (pool/elastic_pool_park.h). FOR TESTS ONLY:
+  /// recheck_then_announce is the broken order, kept as the negative control of the park's
+  /// forced-window test: a push that lands between the re-check and the announcement reads
+  /// a lane not all parked, wakes nobody, and the thread sleeps with the job in the ring.
+  using ParkOrder = pool::ParkOrder;
   ParkOrder park_order = ParkOrder::announce_then_recheck;
   /// A test hook run by a parking thread between its two steps (with the correct order:
   /// after announcing PARKED and its fence, before the re-check). Empty in production.
@@ -47,7 +48,8 @@ struct ElasticPoolOptions {
 };
 
 /// A pool of handler threads behind one job ring (a lane) and one completion ring, with
-/// four rules (from the design record that followed seed 000's; the book's sources page, F2):
+/// four rules (from the design record that followed seed 000's, restated as fact F2 on the
+/// book's sources page, book/sources.md):
 ///
 ///  1. One idle spinner per lane: a thread that finds the ring empty spins only if no
 ///     sibling already spins idle; otherwise it parks at once.
@@ -61,14 +63,8 @@ struct ElasticPoolOptions {
 ///  4. A wake channel per thread (pool/wake_channel.h): the loop wakes the parked thread
 ///     that parked last (warm caches), by a CAS on that thread's own state word.
 ///
-/// The park is announce → fence → re-check → sleep, against submit's push → fence → read
-/// the parked count (and stop's flag → fence → read the states): the store-buffering shape,
-/// in which at least one side sees the other. The parked count is lowered by exactly one
-/// party per park: the loop, right after the CAS that moves the thread to WOKEN and before
-/// it looks again (every wake comes from the loop thread), or the parking thread itself when
-/// its re-check took a job or saw the stop flag and its cancel_park won the state word from
-/// the loop (WakeChannel::cancel_park; if the loop's wake won, the loop lowered it). Both
-/// are relaxed decrements; a thread's own increment is sequenced before its own decrement.
+/// The park against submit's and stop's wakes, with its fences and who lowers the parked
+/// count, is pool/elastic_pool_park.h (the relaxed-memory model runs the same code).
 ///
 /// Cost: a job taken by a running or spinning thread costs no syscall on either side; a
 /// park costs a FUTEX_WAIT and its wake a FUTEX_WAKE. The loop reads the pop counter and

@@ -18,22 +18,12 @@ std::uint32_t* futex_address(std::atomic<std::uint32_t>& word) noexcept {
 
 }  // namespace
 
-bool WakeChannel::cancel_park(std::uint32_t seq) noexcept {
-  std::uint32_t expected = parked_word(seq);
-  if (word_.compare_exchange_strong(expected, static_cast<std::uint32_t>(Kind::running), std::memory_order_relaxed,
-                                    std::memory_order_relaxed)) {
-    return true;
-  }
-  set(Kind::running);  // it was WOKEN: only this thread leaves WOKEN
-  return false;
-}
-
 // [wake_channel.sleep]
 void WakeChannel::sleep(std::uint32_t seq, stats::ThreadStats& stats) noexcept {
   const std::uint32_t parked = parked_word(seq);
-  // acquire: pairs with the release half of wake()'s CAS: what the waker did before it
-  // chose this thread (pushed a job, raised the stop flag) is visible once we see WOKEN.
-  while (word_.load(std::memory_order_acquire) == parked) {
+  // acquire (in still_parked): what the waker did before it chose this thread is visible
+  // once we see WOKEN.
+  while (still_parked(seq)) {
     // Sleeps only if the word still equals `parked` when the kernel looks (under the
     // futex's own lock), so a wake that lands between our load and this call is not lost:
     // the call returns at once (EAGAIN). EINTR and spurious returns just look again.
@@ -45,24 +35,11 @@ void WakeChannel::sleep(std::uint32_t seq, stats::ThreadStats& stats) noexcept {
 }
 // [wake_channel.sleep]
 
-bool WakeChannel::parked_seq(std::uint32_t& seq) const noexcept {
-  // relaxed: a candidate only; wake()'s CAS decides.
-  const std::uint32_t w = word_.load(std::memory_order_relaxed);
-  if ((w & 3U) != static_cast<std::uint32_t>(Kind::parked)) return false;
-  seq = w >> 2;
-  return true;
-}
-
 // [wake_channel.wake]
 bool WakeChannel::wake(std::uint32_t seq, stats::ThreadStats& stats) noexcept {
-  std::uint32_t expected = parked_word(seq);
-  // acq_rel. acquire: pairs with announce_parked()'s release (the thread's parked count went
-  // up before we lower it). release: pairs with sleep()'s acquire load (see there). Failure
-  // (relaxed): the thread cancelled its park or was woken already; we touch nothing.
-  if (!word_.compare_exchange_strong(expected, static_cast<std::uint32_t>(Kind::woken), std::memory_order_acq_rel,
-                                     std::memory_order_relaxed)) {
-    return false;
-  }
+  // The claim's CAS decides who owns the way out of PARKED, and its acq_rel is the wake's
+  // edge both ways (WakeWord::claim_wake). If it fails, we touch nothing.
+  if (!claim_wake(seq)) return false;
   // The word says WOKEN now, so a FUTEX_WAIT that has not begun returns at once, and one in
   // progress is woken here. If the thread is not asleep yet this wakes nobody, and nothing
   // is left behind.

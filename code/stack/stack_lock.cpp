@@ -45,27 +45,17 @@ void futex_wake_one(std::atomic<std::uint32_t>& word) noexcept {
 
 StackLock::StackLock(StackLockOptions options) : options_(options) {}
 
-bool StackLock::try_lock_word(std::uint32_t& w, std::uint32_t extra) noexcept {
-  if ((w & kLocked) != 0) return false;
-  // acquire: pairs with the release CAS in unlock() that cleared LOCKED: the last holder's
-  // critical section, and the deferred work it ran, happen-before ours. Failure: relaxed,
-  // the caller only looks at the fresh value again.
-  return word_.compare_exchange_strong(w, w | kLocked | extra, std::memory_order_acquire, std::memory_order_relaxed);
-}
-
 bool StackLock::try_lock() noexcept {
-  // relaxed: a guess for the CAS, which orders.
-  std::uint32_t w = word_.load(std::memory_order_relaxed);
-  if (!try_lock_word(w, 0)) return false;
+  std::uint32_t w = word_.look();  // a guess for the CAS, which orders (LockWord::try_take)
+  if (!word_.try_take(w, 0)) return false;
   count(locks_);
   return true;
 }
 
 // [stack_lock.lock]
 LockResult StackLock::lock() noexcept {
-  // relaxed: a guess for the CAS, which orders (try_lock_word).
-  std::uint32_t w = word_.load(std::memory_order_relaxed);
-  if (try_lock_word(w, 0)) {
+  std::uint32_t w = word_.look();  // a guess for the CAS, which orders (LockWord::try_take)
+  if (word_.try_take(w, 0)) {
     count(locks_);
     return {};
   }
@@ -81,9 +71,8 @@ LockResult StackLock::lock_slow() noexcept {
   if (options_.buzz_ns != 0) {
     const std::int64_t start = stats::monotonic_ns();
     for (;;) {
-      // relaxed: a look before the CAS, which orders.
-      std::uint32_t w = word_.load(std::memory_order_relaxed);
-      if (try_lock_word(w, 0)) {
+      std::uint32_t w = word_.look();  // a look before the CAS, which orders
+      if (word_.try_take(w, 0)) {
         count(lock_buzz_catches_);
         count(locks_);
         return result;
@@ -93,44 +82,31 @@ LockResult StackLock::lock_slow() noexcept {
     }
   }
 
-  // Sleep: flag NEED_WAKE in the word, then FUTEX_WAIT on the word as flagged.
+  // Sleep: flag NEED_WAKE in the word, then FUTEX_WAIT on the word as flagged (each CAS:
+  // LockWord::take_or_flag).
   std::int64_t first_sleep_ns = 0;
+  const auto starved = [&] {
+    return options_.handoff_after_ns > 0 && result.sleeps > 0 &&
+           stats::monotonic_ns() - first_sleep_ns >= options_.handoff_after_ns;
+  };
   for (;;) {
-    // relaxed: every decision below is made by a CAS on this value, which orders.
-    std::uint32_t w = word_.load(std::memory_order_relaxed);
-    if ((w & kLocked) == 0) {
-      // A thread that has slept takes the lock with NEED_WAKE set: other sleepers may remain,
-      // and the unlock cleared the only record of them. The price is at most one FUTEX_WAKE
-      // that finds nobody (glibc's low-level lock does the same).
-      if (try_lock_word(w, result.sleeps > 0 ? kNeedWake : 0)) {
-        count(locks_);
-        return result;
-      }
-      continue;
+    std::uint32_t w = 0;
+    // A thread that has slept takes the lock with NEED_WAKE set: other sleepers may remain,
+    // and the unlock cleared the only record of them. The price is at most one FUTEX_WAKE
+    // that finds nobody (glibc's low-level lock does the same).
+    const auto look = word_.take_or_flag(w, result.sleeps > 0 ? kNeedWake : 0, starved);
+    if (look == LockWord<>::Look::took) {
+      count(locks_);
+      return result;
     }
-    if (options_.handoff_after_ns > 0 && result.sleeps > 0 && (w & kHandoffWanted) == 0 &&
-        stats::monotonic_ns() - first_sleep_ns >= options_.handoff_after_ns) {
-      // relaxed: the bit is a request, not a publication; whoever's CAS sets it owns the
-      // request. The lock itself passes through handoff_ (release/acquire there).
-      if (word_.compare_exchange_strong(w, w | kHandoffWanted | kNeedWake, std::memory_order_relaxed,
-                                        std::memory_order_relaxed)) {
-        count(handoff_requests_);
-        hook(StackLockPoint::handoff_requested);
-        wait_for_handoff();
-        result.handed = true;
-        count(locks_);
-        hook(StackLockPoint::handoff_received);
-        return result;
-      }
-      continue;
-    }
-    if ((w & kNeedWake) == 0) {
-      // relaxed: the flag is read by the unlocker's own CAS on this word (the word's
-      // modification order decides whether it saw the flag); nothing else is published.
-      if (!word_.compare_exchange_strong(w, w | kNeedWake, std::memory_order_relaxed, std::memory_order_relaxed)) {
-        continue;
-      }
-      w |= kNeedWake;
+    if (look == LockWord<>::Look::handoff_requested) {
+      count(handoff_requests_);
+      hook(StackLockPoint::handoff_requested);
+      wait_for_handoff();
+      result.handed = true;
+      count(locks_);
+      hook(StackLockPoint::handoff_received);
+      return result;
     }
     if (first_sleep_ns == 0) first_sleep_ns = stats::monotonic_ns();
     std::int64_t timeout_ns = 0;  // none
@@ -141,7 +117,7 @@ LockResult StackLock::lock_slow() noexcept {
       if (timeout_ns <= 0) timeout_ns = 1;
     }
     hook(StackLockPoint::before_sleep);
-    futex_wait(word_, w, timeout_ns);
+    futex_wait(word_.atom(), w, timeout_ns);
     ++result.sleeps;
     count(lock_sleeps_);
     hook(StackLockPoint::woken);
@@ -183,29 +159,17 @@ void StackLock::wait_for_handoff() noexcept {
 // [stack_lock.unlock]
 UnlockResult StackLock::unlock() noexcept {
   UnlockResult result;
-  // relaxed: a guess for the CASes below, which order.
-  std::uint32_t w = word_.load(std::memory_order_relaxed);
-  for (;;) {
-    if ((w & kHeadMask) != 0) {
-      // Take the whole deferred list, keeping LOCKED and the flags. acquire: pairs with each
-      // pusher's release CAS in lock_or_defer() (a later pusher's CAS continues the earlier
-      // one's release sequence), so every slot's work and link written before its push are
-      // visible here.
-      if (word_.compare_exchange_strong(w, w & ~(kHeadMask | kCountMask), std::memory_order_acquire,
-                                        std::memory_order_relaxed)) {
-        result.deferred_run += run_list((w & kHeadMask) >> kHeadShift);
-        // relaxed: a fresh guess; the loop's CASes decide.
-        w = word_.load(std::memory_order_relaxed);
-      }
-      continue;
-    }
-    // The list is empty: the owner's last act as holder (StackLockOptions::before_release).
-    // If a push lands before the CAS below, the loop runs it and comes here again.
+  std::uint32_t w = word_.look();  // a guess for the CASes, which order (LockWord::release_step)
+  const auto before_release = [this] {
     if (options_.before_release != nullptr) options_.before_release(options_.before_release_context);
-    if ((w & kHandoffWanted) != 0) {
-      // Keep LOCKED (and NEED_WAKE for the other sleepers); withdraw the request. relaxed:
-      // the requester learns of the hand-off from handoff_, not from this word.
-      if (word_.compare_exchange_strong(w, w & ~kHandoffWanted, std::memory_order_relaxed, std::memory_order_relaxed)) {
+  };
+  for (;;) {
+    switch (word_.release_step(w, before_release, ReleaseBy::compare_exchange)) {
+      case LockWord<>::Step::list_taken:
+        result.deferred_run += run_list((w & kHeadMask) >> kHeadShift);
+        w = word_.look();  // a fresh guess; the step's CASes decide
+        continue;
+      case LockWord<>::Step::handoff_withdrawn:
         // release: pairs with wait_for_handoff()'s acquire load: our critical section and
         // the deferred work run above happen-before the new owner's.
         handoff_.store(1, std::memory_order_release);
@@ -213,21 +177,15 @@ UnlockResult StackLock::unlock() noexcept {
         count(lock_handoffs_);
         result.handed_off = true;
         return result;
-      }
-      continue;
-    }
-    // Release: only from a word with an empty list and no request, compared whole, so a
-    // push or a NEED_WAKE that lands after our load fails the CAS and we look again. release:
-    // pairs with the next taker's acquire CAS (try_lock_word).
-    if (word_.compare_exchange_strong(w, 0, std::memory_order_release, std::memory_order_relaxed)) {
-      hook(StackLockPoint::released);
-      if ((w & kNeedWake) != 0) {
-        // One sleeper, and nothing handed over: it re-reads the word and competes again.
-        futex_wake_one(word_);
-        count(lock_wakes_);
-        result.woke = true;
-      }
-      return result;
+      case LockWord<>::Step::released:
+        hook(StackLockPoint::released);
+        if ((w & kNeedWake) != 0) {
+          // One sleeper, and nothing handed over: it re-reads the word and competes again.
+          futex_wake_one(word_.atom());
+          count(lock_wakes_);
+          result.woke = true;
+        }
+        return result;
     }
   }
 }
@@ -272,12 +230,11 @@ static_assert(2 * StackLock::kDeferLimit < 255, "slot index + 1 fits the word's 
 
 // [stack_lock.defer]
 DeferOutcome StackLock::lock_or_defer(const DeferredWork& work, UnlockResult* unlocked) noexcept {
-  // relaxed: a guess for the CASes, which order.
-  std::uint32_t w = word_.load(std::memory_order_relaxed);
+  std::uint32_t w = word_.look();  // a guess for the CASes, which order
   int slot = -1;
   for (;;) {
     if ((w & kLocked) == 0) {
-      if (try_lock_word(w, 0)) {
+      if (word_.try_take(w, 0)) {
         if (slot >= 0) free_slot(static_cast<std::uint32_t>(slot));
         count(locks_);
         work.run(work.context, work.a, work.b);
@@ -297,12 +254,14 @@ DeferOutcome StackLock::lock_or_defer(const DeferredWork& work, UnlockResult* un
     slots_[slot].next = (w & kHeadMask) >> kHeadShift;
     const std::uint32_t pushed = (w & ~(kHeadMask | kCountMask)) |
                                  (static_cast<std::uint32_t>(slot + 1) << kHeadShift) | ((queued + 1) << kCountShift);
-    // release: pairs with unlock()'s acquire CAS that takes the list: our slot's work and
-    // link are visible to the holder that runs them. The CAS compares the whole word, so it
-    // succeeds only while LOCKED is set: the item cannot be stranded in a released word. No
-    // ABA: items are only ever pushed one at a time and taken all at once, so a word that
-    // compares equal has the same head, and that head is what our link points at.
-    if (word_.compare_exchange_strong(w, pushed, std::memory_order_release, std::memory_order_relaxed)) {
+    // The push's CAS (LockWord::push_deferred: release, and only onto a held word). No
+    // ABA hazard, even though slots are reused: the list is only pushed onto, one item at a
+    // time, and taken whole, never popped through a link. So the CAS depends on nothing but
+    // the word's value: if the word still equals `w` (the holder may have taken the list
+    // and a pusher refilled it in a freed slot with the same index meanwhile), its head is
+    // the value our link holds and its count is the length of the list under that head,
+    // whatever items those are now, and our push keeps both true.
+    if (word_.push_deferred(w, pushed)) {
       count(deferred_work_);
       return DeferOutcome::deferred;
     }
@@ -320,13 +279,11 @@ DeferOutcome StackLock::lock_or_defer(const DeferredWork& work, UnlockResult* un
 // [stack_lock.defer]
 
 bool StackLock::is_locked() const noexcept {
-  // relaxed: a snapshot.
-  return (word_.load(std::memory_order_relaxed) & kLocked) != 0;
+  return (word_.look() & kLocked) != 0;  // a snapshot
 }
 
 std::uint32_t StackLock::deferred_queued() const noexcept {
-  // relaxed: a snapshot.
-  return (word_.load(std::memory_order_relaxed) & kCountMask) >> kCountShift;
+  return (word_.look() & kCountMask) >> kCountShift;  // a snapshot
 }
 
 StackLockCounters StackLock::counters() const noexcept {

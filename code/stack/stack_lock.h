@@ -6,8 +6,9 @@
 // is still spinning on its core wins). A thread that finds the lock held can instead leave
 // its work in the lock word for the holder, who runs it before it unlocks ("deferred work").
 //
-// What is modelled, after Onload's public source (ef_eplock / ci_netif_lock, the kernel's
-// oo_eplock_lock, read to learn, not copied; the facts are F5 on the book's sources page):
+// What is modelled, after Onload's public source (https://github.com/Xilinx-CNS/onload:
+// ef_eplock / ci_netif_lock, the kernel's oo_eplock_lock, read to learn, not copied; the
+// facts are F5 on the book's sources page, book/sources.md):
 //  - One 32-bit lock word holds the LOCKED bit, the NEED_WAKE bit and the deferred-work
 //    list (its head and its length), so that "release the lock" and "the list is empty" are
 //    one atomic fact: an unlock that would strand a pushed item fails its CAS and runs it.
@@ -46,6 +47,8 @@
 
 #include <atomic>
 #include <cstdint>
+
+#include "stack/stack_lock_word.h"
 
 namespace handoff::stack {
 
@@ -172,18 +175,18 @@ class StackLock {
   /// Snapshots, for tests and /stats.
   bool is_locked() const noexcept;
   std::uint32_t deferred_queued() const noexcept;
-  std::uint32_t word() const noexcept { return word_.load(std::memory_order_relaxed); }
+  std::uint32_t word() const noexcept { return word_.look(); }
   StackLockCounters counters() const noexcept;
   const StackLockOptions& options() const noexcept { return options_; }
 
-  // The lock word's layout (public for tests and the book's diagram).
-  static constexpr std::uint32_t kLocked = 1U << 0;         ///< someone holds the lock
-  static constexpr std::uint32_t kNeedWake = 1U << 1;       ///< a waiter may sleep on the word
-  static constexpr std::uint32_t kHandoffWanted = 1U << 2;  ///< a starving waiter asks for it
-  static constexpr unsigned kHeadShift = 8;                 ///< bits 8..15: list head, slot + 1
-  static constexpr std::uint32_t kHeadMask = 0xffU << kHeadShift;
-  static constexpr unsigned kCountShift = 16;  ///< bits 16..23: list length
-  static constexpr std::uint32_t kCountMask = 0xffU << kCountShift;
+  // The lock word's layout (stack/stack_lock_word.h; public for tests and the book's diagram).
+  static constexpr std::uint32_t kLocked = LockWord<>::kLocked;
+  static constexpr std::uint32_t kNeedWake = LockWord<>::kNeedWake;
+  static constexpr std::uint32_t kHandoffWanted = LockWord<>::kHandoffWanted;
+  static constexpr unsigned kHeadShift = LockWord<>::kHeadShift;
+  static constexpr std::uint32_t kHeadMask = LockWord<>::kHeadMask;
+  static constexpr unsigned kCountShift = LockWord<>::kCountShift;
+  static constexpr std::uint32_t kCountMask = LockWord<>::kCountMask;
 
  private:
   // Slots for deferred items: twice the limit, so that a pusher seldom finds none free
@@ -194,7 +197,6 @@ class StackLock {
     std::uint32_t next = 0;  // the slot below this one in the list (index + 1; 0 = end)
   };
 
-  bool try_lock_word(std::uint32_t& w, std::uint32_t extra) noexcept;
   LockResult lock_slow() noexcept;
   void wait_for_handoff() noexcept;
   int claim_slot() noexcept;
@@ -210,7 +212,7 @@ class StackLock {
 
   const StackLockOptions options_;
   // The lock word, on its own line: every taker, pusher and unlocker CASes it.
-  alignas(64) std::atomic<std::uint32_t> word_{0};
+  alignas(64) LockWord<> word_;
   // The hand-off word: 1 = "the lock is yours", read by the one thread that owns the
   // current HANDOFF_WANTED request; its own futex, so the unlocker wakes exactly that thread.
   alignas(64) std::atomic<std::uint32_t> handoff_{0};

@@ -10,9 +10,12 @@
 //   template <class T> using atomic = ...;   load/store/exchange/fetch_add/fetch_sub/
 //                                            compare_exchange_weak/strong, with std orders
 //   static void fence(std::memory_order);    a thread fence
+//   using mutex = ...;                       lock() and unlock() (std::lock_guard takes it),
+//                                            for a protocol whose edge is a lock
 #pragma once
 
 #include <atomic>
+#include <mutex>
 
 namespace handoff::sync {
 
@@ -21,6 +24,7 @@ struct StdAtomics {
   template <class T>
   using atomic = std::atomic<T>;
   static void fence(std::memory_order order) noexcept { std::atomic_thread_fence(order); }
+  using mutex = std::mutex;
 };
 
 }  // namespace handoff::sync

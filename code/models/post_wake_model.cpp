@@ -1,0 +1,94 @@
+// models/post_wake_model: call_soon_threadsafe's post against the callback loop's wait,
+// under a relaxed-memory checker (chapter 04, on chapter 03's protocol).
+// Role: run the product's own BasicPostQueue (evloop/post_queue.h: its lock and its queued
+// flag), WaitFlag (loop/wait_flag.h, inside the loop's WakeFlag) and the loop's two steps
+// before a wait (evloop/event_loop_wait.h, may_block) on Relacy's atomics and mutex, and
+// search every interleaving and every value the C++ memory model lets each load read. The
+// promise: a loop that blocks has a poke coming. The correct order must hold; the loop that
+// re-checks before it raises its flag (WaitOrder::recheck_then_announce) must be refuted,
+// and so must the right order without the flag's two fences (WaitFlag's `fences` false),
+// which x86 runs without a lost wake as often as not.
+// The Promela model chapters/04-turn-shape/models/post_wake checks the same protocol under
+// sequential consistency; this one adds the weak orderings.
+//
+//   post_wake_model [CHECK]   runs one check by name, or all of them
+#include "models/relacy_atomics.h"
+// (first: see relacy_atomics.h)
+#include "evloop/event_loop_wait.h"
+#include "evloop/post_queue.h"
+#include "loop/wait_flag.h"
+#include "models/lane.h"
+
+namespace {
+
+using handoff::evloop::HandleState;
+using handoff::evloop::WaitOrder;
+using handoff::models::Check;
+using handoff::models::full_search;
+using handoff::models::Lane;
+using handoff::models::RelacyAtomics;
+using handoff::models::SearchResult;
+using Posts = handoff::evloop::BasicPostQueue<RelacyAtomics>;
+using Flag = handoff::loop::WaitFlag<RelacyAtomics>;
+
+/// The loop's ReadyQueue as a post sees it: only the mark it reads (no local callbacks here).
+struct NoLocals {
+  std::uint64_t local_count() const noexcept { return 0; }
+};
+
+/// The loop's wake as may_block and a post use it: loop::WakeFlag's calls on its WaitFlag,
+/// the socket a Lane.
+struct Wake {
+  explicit Wake(bool fences) : flag(fences) {}
+  Flag flag;
+  Lane lane;
+  void announce_wait() { flag.announce(); }
+  void end_wait() { flag.end(); }
+  void poke_if_waiting() {
+    if (flag.claim_poke()) lane.send();
+  }
+};
+
+/// The loop runs may_block (EventLoop::park_allowed) once; a thread posts a callback
+/// (EventLoop::call_soon_threadsafe: the queue's push, then the flag's fence and read).
+template <WaitOrder Order, bool Fences = true>
+struct PostWake : rl::test_suite<PostWake<Order, Fences>, 2> {
+  Posts posts;
+  Wake wake{Fences};
+  bool blocks = false;  // written by the loop, read in after() only
+
+  void thread(unsigned id) {
+    if (id == 0) {  // the loop
+      std::uint64_t announcements = 0;
+      const auto no_hook = [] {};
+      blocks = handoff::evloop::may_block(Order, wake, posts, no_hook, announcements);
+    } else {  // a producer thread
+      posts.push(std::make_shared<HandleState>(nullptr), NoLocals{});
+      wake.poke_if_waiting();
+    }
+  }
+
+  void after() { RL_ASSERT(!blocks || wake.lane.left() > 0); }
+};
+
+SearchResult ordered() {
+  return full_search<PostWake<WaitOrder::announce_then_recheck>>(
+      "post wake: announce, fence, re-check; push, fence, read");
+}
+SearchResult reversed() {
+  return full_search<PostWake<WaitOrder::recheck_then_announce>>(
+      "post wake: re-check, then announce; push, fence, read");
+}
+SearchResult unfenced() {
+  return full_search<PostWake<WaitOrder::announce_then_recheck, false>>("post wake: the right order, no fences");
+}
+
+constexpr Check kChecks[] = {
+    {"ordered", ordered, false},
+    {"reversed", reversed, true},
+    {"unfenced", unfenced, true},
+};
+
+}  // namespace
+
+int main(int argc, char** argv) { return handoff::models::run_checks(argc, argv, kChecks); }
