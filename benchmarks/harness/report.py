@@ -161,9 +161,9 @@ def tool_record(*, mode: str, settings: dict, argv: list[str], reproduce_argv: l
         "format": 1,
         "mode": mode,
         "settings": settings,
-        "command": shlex.join(argv),
+        "command": repo_relative(argv, repo_root),
         "reproduce": reproduce_command(reproduce_argv, repo_root),
-        f"{tool_key}_command": shlex.join(tool_argv),
+        f"{tool_key}_command": repo_relative(tool_argv, repo_root),
         "machine": machine_info(build_dir, repo_root, out_dir),
     }
 
@@ -176,14 +176,25 @@ def machine_line(m: dict) -> str:
             f"{m.get('date', '')[:10]}")
 
 
-def reproduce_command(argv: list[str], repo_root: str) -> str:
-    """The command line with paths made relative to the repository root, so a reader
-    can paste it from a checkout."""
+def repo_relative(argv: list[str], repo_root: str) -> str:
+    """A command line as a results file records it: every path inside the repository
+    relative to its root, so that no record names the checkout it ran in."""
+    return shlex.join(_relative(argv, repo_root))
+
+
+def _relative(argv: list[str], repo_root: str) -> list[str]:
     out = []
     for a in argv:
         if os.path.isabs(a) and os.path.commonpath([a, repo_root]) == repo_root:
             a = os.path.relpath(a, repo_root)
         out.append(a)
+    return out
+
+
+def reproduce_command(argv: list[str], repo_root: str) -> str:
+    """The command line with paths made relative to the repository root, so a reader
+    can paste it from a checkout."""
+    out = _relative(argv, repo_root)
     if out and out[0].endswith("bench.py"):
         out.insert(0, "/usr/bin/python3")   # Debian's: a pyenv python3 may lack matplotlib
     return shlex.join(out)

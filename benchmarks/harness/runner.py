@@ -28,7 +28,6 @@ lacks (harness/journal.py).
 from __future__ import annotations
 
 import os
-import shlex
 import shutil
 import subprocess
 import sys
@@ -321,7 +320,7 @@ def run_spec(spec: Spec, *, mode: str, build_dir: str, out_dir: str, repo_root: 
                      "host": host,
                      "arm_lifecycle": "a fresh server process per cell",
                      "order": "rounds x rows x arms, arm order rotated each round"},
-        "command": shlex.join(argv),
+        "command": report.repo_relative(argv, repo_root),
         "reproduce": report.reproduce_command(reproduce_argv, repo_root),
         "machine": machine,
         "elapsed_s": time.monotonic() - started,

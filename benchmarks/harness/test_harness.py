@@ -1157,6 +1157,15 @@ class Reproduce(unittest.TestCase):
                               "benchmarks/specs/x.toml --build-dir build/release "
                               "--out '/tmp/r s'")
 
+    def test_a_recorded_command_names_no_checkout(self):
+        root = "/src/handoff"
+        recorded = report.repo_relative(
+            [f"{root}/benchmarks/harness/bench.py", "all", "--build-dir", f"{root}/build/release",
+             f"{root}/build/release/bin/handoff-probe", "--rounds", "5"], root)
+        self.assertEqual(recorded, "benchmarks/harness/bench.py all --build-dir build/release "
+                                   "build/release/bin/handoff-probe --rounds 5")
+        self.assertNotIn(root, recorded)
+
 
 class LoopPeers(unittest.TestCase):
     """The loop peers' runner: the rotation, the merge over rounds, the peers not built."""
