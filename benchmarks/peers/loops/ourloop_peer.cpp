@@ -97,9 +97,10 @@ Span ping_pong(int ops) {
   return span;
 }
 
-// (3) From one callback: call_later(1 s) and cancel, `ops` times. The stop comes one turn
-// later, so the turn that drops the cancelled timers (TimerHeap::prune, a compaction here)
-// is inside the span, not in the next workload's.
+// (3) From one callback: call_later(1 s) and cancel, `ops` times. Each cancelled timer is
+// the heap's last entry, so its cancel drops it (TimerHeap::note_cancelled). The stop comes
+// one turn later, so that a turn that drops what is left (TimerHeap::prune) is inside the
+// span, not in the next workload's.
 void never() {
   errno = 0;
   fatal("a cancelled timer fired");
