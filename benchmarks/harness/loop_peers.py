@@ -58,6 +58,8 @@ PEERS = [
     Peer("ourloop", binary="loop-peer-ourloop", args=("--hand-in", "direct")),
     Peer("ourloop-coord", binary="loop-peer-ourloop", args=("--hand-in", "coordinator")),
     Peer("ourloop-drain", binary="loop-peer-ourloop", args=("--hand-in", "direct", "--turn", "drain")),
+    Peer("ourloop-backoff", binary="loop-peer-ourloop",
+         args=("--hand-in", "direct", "--executor-spin", "backoff")),
     Peer("libuv", binary="loop-peer-libuv"),
     Peer("boost-asio", binary="loop-peer-asio"),
     Peer("asyncio", script="benchmarks/peers/loops/loop_peer.py", args=("--loop", "asyncio")),

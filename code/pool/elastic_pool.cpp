@@ -50,6 +50,7 @@ struct ElasticPool::Core {
   alignas(64) std::atomic<int> parked{0};
   std::atomic<std::uint32_t> park_seq{0};         // tickets that rank parks by age
   alignas(64) std::atomic<bool> spinner{false};   // a thread spins idle (rule 1)
+  sync::SpinBackoff backoff;                      // the spinner role's, with spin_backoff
   alignas(64) std::atomic<bool> stopping{false};  // raised by stop() once every job is in the ring
   std::atomic<bool> past_deadline{false};         // raised by stop() at its deadline (see run_job)
   std::atomic<std::size_t> deadline_drops{0};     // jobs dropped for the deadline; read after the joins
@@ -245,11 +246,16 @@ bool ElasticPool::Core::spin_for_job(WakeChannel& me, stats::ThreadStats& stats,
       spinner.exchange(true, std::memory_order_relaxed)) {
     return false;
   }
+  if (options.spin_backoff && backoff.skip()) {  // recent spins missed: park at once
+    spinner.store(false, std::memory_order_relaxed);
+    return false;
+  }
   me.set(WakeChannel::Kind::spinning);
   // Spin for a job, or until stop() raises its flag (the park that follows then exits).
   // relaxed: the park re-reads the flag with acquire before it trusts an empty ring.
   sync::spin_until(
       options.spin, [&] { return jobs.try_pop(job) || stopping.load(std::memory_order_relaxed); }, &stats);
+  if (options.spin_backoff) backoff.record(job != nullptr);
   spinner.store(false, std::memory_order_relaxed);
   me.set(WakeChannel::Kind::running);
   if (job == nullptr) return false;
