@@ -84,10 +84,13 @@ Span ping_pong(int ops) {
   ::sem_init(&back, 0, 0);
   const Stopwatch watch;
   std::thread other([&] {
+    pin_poster();
     for (int i = 0; i < ops; ++i) {
+      trips().start();
       loop().call_soon_threadsafe([&back] { ::sem_post(&back); });
       while (::sem_wait(&back) != 0) {
       }
+      trips().stop();
     }
     loop().call_soon_threadsafe([] { loop().stop(); });
   });
