@@ -3,14 +3,16 @@ peers rotated round by round, and file one record for the comparison (chapter 04
 
 Role: the multi-peer sibling of records.py. records.py runs one tool that does all its
 rounds itself; here several programs (benchmarks/peers/loops/: our loop on both hand-in
-arms, libuv, Boost.Asio, CPython's asyncio, uvloop) are compared, so each round runs every peer once (`--rounds 1`) in an
+arms, the drain turn and the executor's spin backoff, libuv, Boost.Asio, CPython's asyncio,
+uvloop) are compared, so each round runs every peer once (`--rounds 1`) in an
 order rotated by one peer per round, so that the machine's drift falls on all of them
 alike, and each figure is the median, min and max over the rounds of that peer's per-round
 value. Every peer's file is judged by the peer itself (`--check`) and must meet the records
 contract (records.contract_problems). Writes OUT/04-turn-shape/loop-peers.json (the
 harness's record: machine, commands, mode, settings, every round's reports) and .csv (one
 line per loop x workload, `cpu_us_per_op_median`, `sleeps_per_op_median` and the like, as
-records.py flattens).
+records.py flattens; the ping-pong's `trip_wall_us_p50` and the like; on our loops' lines
+the verdict and ratio against each target peer, add_verdicts).
 A peer that is not built or cannot run here (uvloop not importable) is listed as not
 measured; a peer that fails a round is a failure, and its other rounds are still filed. A
 workload a peer does not run is filed as its result with "not_supported" (the reason) and
