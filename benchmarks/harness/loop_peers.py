@@ -3,14 +3,16 @@ peers rotated round by round, and file one record for the comparison (chapter 04
 
 Role: the multi-peer sibling of records.py. records.py runs one tool that does all its
 rounds itself; here several programs (benchmarks/peers/loops/: our loop on both hand-in
-arms, libuv, Boost.Asio, CPython's asyncio, uvloop) are compared, so each round runs every peer once (`--rounds 1`) in an
+arms, the drain turn and the executor's spin backoff, libuv, Boost.Asio, CPython's asyncio,
+uvloop) are compared, so each round runs every peer once (`--rounds 1`) in an
 order rotated by one peer per round, so that the machine's drift falls on all of them
 alike, and each figure is the median, min and max over the rounds of that peer's per-round
 value. Every peer's file is judged by the peer itself (`--check`) and must meet the records
 contract (records.contract_problems). Writes OUT/04-turn-shape/loop-peers.json (the
 harness's record: machine, commands, mode, settings, every round's reports) and .csv (one
 line per loop x workload, `cpu_us_per_op_median`, `sleeps_per_op_median` and the like, as
-records.py flattens).
+records.py flattens; the ping-pong's `trip_wall_us_p50` and the like; on our loops' lines
+the verdict and ratio against each target peer, add_verdicts).
 A peer that is not built or cannot run here (uvloop not importable) is listed as not
 measured; a peer that fails a round is a failure, and its other rounds are still filed. A
 workload a peer does not run is filed as its result with "not_supported" (the reason) and
@@ -28,6 +30,7 @@ from dataclasses import dataclass
 
 import records
 import report
+import summary
 from servers import run_logged
 
 CHAPTER = "04-turn-shape"
@@ -38,11 +41,21 @@ TIMEOUT_S = 300.0
 # --ops is the chain's and the timers' count per round; the ping-pong, the executor and the
 # echo run a tenth of it (README.md in benchmarks/peers/loops). Quick: the slowest peer
 # (asyncio) takes about a second a round here; full: about ten.
-SETTINGS = {"quick": {"ops": 20_000, "rounds": 3}, "full": {"ops": 200_000, "rounds": 10}}
+SETTINGS = {"quick": {"ops": 20_000, "rounds": 3}, "full": {"ops": 200_000, "rounds": 15}}
 
 
 # The figures over rounds a peer's result may carry; each becomes median, min and max.
 FIGURES = ("cpu_us_per_op", "wall_us_per_op", "sleeps_per_op")
+# The ping-pong's round-trip percentiles (each peer's, over its trips in one round); each
+# becomes the median over rounds.
+TRIP = "trip_wall_us"
+
+
+def pin_cpus() -> list[int] | None:
+    """The ping-pong's two CPUs (the loop's, the poster's): the first two this process may
+    use, or None on one CPU."""
+    cpus = sorted(os.sched_getaffinity(0))
+    return cpus[:2] if len(cpus) >= 2 else None
 
 
 @dataclass(frozen=True)
@@ -58,6 +71,8 @@ PEERS = [
     Peer("ourloop", binary="loop-peer-ourloop", args=("--hand-in", "direct")),
     Peer("ourloop-coord", binary="loop-peer-ourloop", args=("--hand-in", "coordinator")),
     Peer("ourloop-drain", binary="loop-peer-ourloop", args=("--hand-in", "direct", "--turn", "drain")),
+    Peer("ourloop-backoff", binary="loop-peer-ourloop",
+         args=("--hand-in", "direct", "--executor-spin", "backoff")),
     Peer("libuv", binary="loop-peer-libuv"),
     Peer("boost-asio", binary="loop-peer-asio"),
     Peer("asyncio", script="benchmarks/peers/loops/loop_peer.py", args=("--loop", "asyncio")),
@@ -107,6 +122,9 @@ def merge(rounds: list[list[dict]]) -> list[dict]:
         for figure in (f for f in FIGURES if f in rs[0]):
             xs = [r[figure]["median"] for r in rs]
             line[figure] = {"median": statistics.median(xs), "min": min(xs), "max": max(xs)}
+        trips = [r[TRIP] for r in rs if TRIP in r]
+        if trips:
+            line[TRIP] = {p: statistics.median(t[p] for t in trips) for p in trips[0]}
         sleeps = [r["wake_check_sleeps"] for r in rs if "wake_check_sleeps" in r]
         if sleeps:
             line["wake_check_sleeps_max"] = max(sleeps)
@@ -114,10 +132,38 @@ def merge(rounds: list[list[dict]]) -> list[dict]:
     return out
 
 
-def run_once(peer: Peer, *, build_dir: str, repo_root: str, base: str, ops: int) -> dict:
+# Our loop's target (chapter 04): ahead of or level with these peers on every workload.
+TARGET_PEERS = ("libuv", "boost-asio")
+TARGET_FIGURE = "cpu_us_per_op"
+
+
+def add_verdicts(results: list[dict]) -> None:
+    """On each of our loops' lines (loop "ourloop..."), the verdict of its CPU per operation
+    against each target peer's on the same workload, from the two ranges over rounds
+    (summary.verdict: ahead, overlap or behind; lower is better), and the ratio of medians:
+    verdict_cpu_us_per_op_vs_libuv, ratio_cpu_us_per_op_vs_libuv and the same for Asio."""
+    def rng(line):
+        f = line.get(TARGET_FIGURE)
+        return summary.Range(f["median"], f["min"], f["max"], line["rounds"]) if f else None
+    by_key = {(r["loop"], r["workload"]): r for r in results}
+    for line in results:
+        if not line["loop"].startswith("ourloop"):
+            continue
+        for peer in TARGET_PEERS:
+            other = by_key.get((peer, line["workload"]))
+            a, b = rng(line), rng(other) if other else None
+            line[summary.verdict_column(TARGET_FIGURE, peer)] = summary.verdict(a, b, higher_is_better=False)
+            if a and b and b.median:
+                line[summary.ratio_column(TARGET_FIGURE, peer)] = a.median / b.median
+
+
+def run_once(peer: Peer, *, build_dir: str, repo_root: str, base: str, ops: int,
+             pin: list[int] | None = None) -> dict:
     """One round of one peer: its report, checked. Raises records.RecordError."""
     raw = f"{base}.{peer.loop}.raw.json"
     argv = peer_argv(peer, build_dir, repo_root) + ["--ops", str(ops), "--rounds", "1", "--json", raw]
+    if pin:
+        argv += ["--pin", ",".join(map(str, pin))]
     got = run_logged(argv, f"{base}.{peer.loop}.log", TIMEOUT_S)
     if got is None:
         raise records.RecordError(f"ran past {TIMEOUT_S:.0f}s")
@@ -147,6 +193,9 @@ def run_loop_peers(*, build_dir: str, out_dir: str, repo_root: str, mode: str, a
     any peer succeeded. Returns (the peers not measured, the failures)."""
     settings = dict(SETTINGS[mode])
     settings.update({k: v for k, v in (("ops", ops), ("rounds", rounds)) if v is not None})
+    pin = pin_cpus()
+    if pin:
+        settings["ping_pong_pin"] = {"loop_cpu": pin[0], "poster_cpu": pin[1]}
     missing, failures, ready = [], [], []
     for peer in peers:
         why = why_not(peer, build_dir, repo_root)
@@ -161,7 +210,7 @@ def run_loop_peers(*, build_dir: str, out_dir: str, repo_root: str, mode: str, a
         for peer in rotation(ready, i):
             try:
                 reports[peer.loop] = run_once(peer, build_dir=build_dir, repo_root=repo_root,
-                                              base=base, ops=settings["ops"])
+                                              base=base, ops=settings["ops"], pin=pin)
             except records.RecordError as e:
                 failures.append(f"{CHAPTER}/{NAME} {peer.loop}, round {i + 1}: {e}")
         per_round.append({"order": [p.loop for p in rotation(ready, i)], "reports": reports})
@@ -170,6 +219,7 @@ def run_loop_peers(*, build_dir: str, out_dir: str, repo_root: str, mode: str, a
     results = merge([rs for rs in by_peer if rs])
     if not results:
         return missing, failures
+    add_verdicts(results)
     doc = report.tool_record(mode=mode, settings=settings, argv=argv, reproduce_argv=reproduce_argv,
                              repo_root=repo_root, build_dir=build_dir, out_dir=out_dir,
                              tool_key="peer",

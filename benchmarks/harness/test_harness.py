@@ -1177,6 +1177,21 @@ class LoopPeers(unittest.TestCase):
         self.assertEqual(loop_peers.rotation(peers, 1), ["asio", "asyncio", "libuv"])
         self.assertEqual(loop_peers.rotation([], 3), [])
 
+    def test_verdicts_compare_our_ranges_with_each_target_peer_per_workload(self):
+        def line(loop, workload, lo, mid, hi):
+            return {"loop": loop, "workload": workload, "rounds": 3,
+                    "cpu_us_per_op": {"median": mid, "min": lo, "max": hi}}
+        results = [line("ourloop", "w", 1, 2, 3), line("libuv", "w", 4, 5, 6),
+                   line("boost-asio", "w", 2.5, 3, 3.5), line("ourloop", "x", 9, 10, 11),
+                   line("libuv", "x", 1, 2, 3)]
+        loop_peers.add_verdicts(results)
+        self.assertEqual(results[0]["verdict_cpu_us_per_op_vs_libuv"], "ahead")
+        self.assertEqual(results[0]["verdict_cpu_us_per_op_vs_boost-asio"], "overlap")
+        self.assertAlmostEqual(results[0]["ratio_cpu_us_per_op_vs_libuv"], 0.4)
+        self.assertEqual(results[3]["verdict_cpu_us_per_op_vs_libuv"], "behind")
+        self.assertEqual(results[3]["verdict_cpu_us_per_op_vs_boost-asio"], "n/a")  # Asio ran no x
+        self.assertNotIn("verdict_cpu_us_per_op_vs_libuv", results[1])  # only our loops' lines
+
     def test_merge_takes_median_min_max_over_rounds_per_loop_and_workload(self):
         def one(loop, workload, cpu, sleeps=None):
             r = {"loop": loop, "workload": workload, "ops": 10, "rounds": 1,

@@ -31,19 +31,41 @@ TimerHeap::Entry TimerHeap::pop_top() {
 }
 
 // [timer_heap.prune]
-void TimerHeap::prune() {
-  // asyncio's _run_once: compact when the dead are more than half of a heap of at least
-  // kMinCompact entries, else drop the dead only from the top.
-  if (entries_.size() > kMinCompact && cancelled_ * 2 > entries_.size()) {
-    std::erase_if(entries_, [](const Entry& e) {
-      if (!e.handle->cancelled) return false;
-      e.handle->heap = nullptr;
-      return true;
-    });
-    std::make_heap(entries_.begin(), entries_.end(), later);
-    cancelled_ = 0;
-    return;
+bool TimerHeap::compact_if_due() {
+  // asyncio's _run_once: compact when the dead are more than half of a heap of more than
+  // kMinCompact entries.
+  if (entries_.size() <= kMinCompact || cancelled_ * 2 <= entries_.size()) return false;
+  std::erase_if(entries_, [](const Entry& e) {
+    if (!e.handle->cancelled) return false;
+    e.handle->heap = nullptr;
+    return true;
+  });
+  std::make_heap(entries_.begin(), entries_.end(), later);
+  cancelled_ = 0;
+  return true;
+}
+
+void TimerHeap::drop_dead_tail() noexcept {
+  // The last element of a binary heap is a leaf: taking it away leaves a heap.
+  while (!entries_.empty() && entries_.back().handle->cancelled) {
+    entries_.back().handle->heap = nullptr;
+    entries_.pop_back();
+    --cancelled_;
   }
+}
+
+void TimerHeap::note_cancelled() {
+  ++cancelled_;
+  // A timer pushed with the latest deadline stays the last entry until the next push, so a
+  // timeout cancelled before the next call_later leaves nothing behind.
+  drop_dead_tail();
+  compact_if_due();  // at the cancel, so that a burst of cancels never piles up
+}
+
+void TimerHeap::prune() {
+  // Firing live timers can leave the dead in the majority without a cancel: check again.
+  if (compact_if_due()) return;
+  // Else drop the dead only from the top, so that none sets the loop's wait.
   while (!entries_.empty() && entries_.front().handle->cancelled) pop_top();
 }
 // [timer_heap.prune]

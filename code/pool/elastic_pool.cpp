@@ -47,6 +47,7 @@ struct ElasticPool::Core {
   std::unique_ptr<HandlerSlot[]> slots;     // one per thread, by index
   ElasticPark<> gate;  // the parked count, the park tickets and the stop flag (pool/elastic_pool_park.h)
   alignas(64) std::atomic<bool> spinner{false};  // a thread spins idle (rule 1)
+  sync::SpinBackoff backoff;                     // the spinner role's, with spin_backoff
   std::atomic<bool> past_deadline{false};        // raised by stop() at its deadline (see run_job)
   std::atomic<std::size_t> deadline_drops{0};    // jobs dropped for the deadline; read after the joins
 };
@@ -218,10 +219,15 @@ bool ElasticPool::Core::spin_for_job(WakeChannel& me, stats::ThreadStats& stats,
       spinner.exchange(true, std::memory_order_relaxed)) {
     return false;
   }
+  if (options.spin_backoff && backoff.skip()) {  // recent spins missed: park at once
+    spinner.store(false, std::memory_order_relaxed);
+    return false;
+  }
   me.set(WakeChannel::Kind::spinning);
   // Spin for a job, or until stop() raises its flag (the park that follows then exits).
   sync::spin_until(
       options.spin, [&] { return jobs.try_pop(job) || gate.stop_raised_hint(); }, &stats);
+  if (options.spin_backoff) backoff.record(job != nullptr);
   spinner.store(false, std::memory_order_relaxed);
   me.set(WakeChannel::Kind::running);
   if (job == nullptr) return false;

@@ -15,12 +15,16 @@
 #include "pool/elastic_pool_park.h"
 #include "pool/handler_pool.h"
 #include "pool/wake_channel.h"
+#include "sync/spin_backoff.h"
 #include "sync/spin_wait.h"
 
 namespace handoff::pool {
 
 struct ElasticPoolOptions {
   sync::SpinPolicy spin{};           ///< the lane's one idle spinner: 10 µs, yielding after 2 µs
+  /// Chapter 04: the idle spinner skips spins after spins that missed (sync/spin_backoff).
+  /// Off by default, so chapter 03's pool spins after every job, as it always did.
+  bool spin_backoff = false;
   std::size_t ring_capacity = 1024;  ///< per ring; a power of two
   /// Rule 3, T: the loop wakes a parked thread when jobs wait in the ring and its pop
   /// counter has not moved for longer than this.

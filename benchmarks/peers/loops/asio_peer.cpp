@@ -74,10 +74,13 @@ Span ping_pong(int ops) {
   auto guard = asio::make_work_guard(io());
   const Stopwatch watch;
   std::thread other([&] {
+    pin_poster();
     for (int i = 0; i < ops; ++i) {
+      trips().start();
       asio::post(io(), [&back] { ::sem_post(&back); });
       while (::sem_wait(&back) != 0) {
       }
+      trips().stop();
     }
     asio::post(io(), [&guard] { guard.reset(); });
   });

@@ -132,10 +132,13 @@ Span ping_pong(int ops) {
   ThreadsafeQueue q(loop());
   const Stopwatch watch;
   std::thread other([&] {
+    pin_poster();
     for (int i = 0; i < ops; ++i) {
+      trips().start();
       q.call_soon_threadsafe([](void* s) { ::sem_post(static_cast<sem_t*>(s)); }, &back);
       while (::sem_wait(&back) != 0) {
       }
+      trips().stop();
     }
     q.call_soon_threadsafe([](void* q) { static_cast<ThreadsafeQueue*>(q)->close(); }, &q);
   });

@@ -3,6 +3,8 @@
 // judges such a file (--check) the way loop_peer.py judges the Python peers' files.
 #include "loop_peer.h"
 
+#include <pthread.h>
+#include <sched.h>
 #include <sys/resource.h>
 #include <time.h>
 
@@ -21,6 +23,47 @@ namespace handoff::peers {
 namespace {
 
 using Json = handoff::probes::Json;
+
+std::vector<int> g_pin;              // --pin LOOP,POSTER (empty: not pinned)
+std::vector<std::int64_t> g_trips;  // the current round's round trips, ns
+std::int64_t g_trip_start = 0;
+
+std::int64_t now_ns() {
+  timespec ts{};
+  ::clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<std::int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+}
+
+void pin_to(int cpu, const char* tool) {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  CPU_SET(cpu, &set);
+  if (::pthread_setaffinity_np(::pthread_self(), sizeof set, &set) != 0) {
+    std::fprintf(stderr, "%s: cannot pin a thread to CPU %d\n", tool, cpu);
+    std::exit(2);
+  }
+}
+
+// Runs one workload; the ping-pong with the loop's thread pinned to --pin's first CPU, and
+// the thread's own CPUs given back after, so that no other workload's threads (a pool's,
+// started later) inherit the pin.
+Span run_pinned(const Peer& peer, Workload w, int n) {
+  if (w != Workload::threadsafe_ping_pong || g_pin.size() != 2) return peer.run(w, n);
+  cpu_set_t mine;
+  CPU_ZERO(&mine);
+  ::pthread_getaffinity_np(::pthread_self(), sizeof mine, &mine);
+  pin_to(g_pin[0], peer.tool);
+  const Span s = peer.run(w, n);
+  ::pthread_setaffinity_np(::pthread_self(), sizeof mine, &mine);
+  return s;
+}
+
+// The p-th percentile (nearest rank) of sorted `xs`, in µs.
+double percentile_us(const std::vector<std::int64_t>& xs, double p) {
+  if (xs.empty()) return 0;
+  const auto rank = static_cast<std::size_t>(p / 100.0 * static_cast<double>(xs.size() - 1) + 0.5);
+  return static_cast<double>(xs[std::min(rank, xs.size() - 1)]) / 1000.0;
+}
 
 struct Named {
   Workload workload;
@@ -137,6 +180,18 @@ Span Stopwatch::stop() const {
               process_sleeps() - sleeps0_};
 }
 
+void pin_poster() {
+  if (g_pin.size() == 2) pin_to(g_pin[1], "loop-peer");
+}
+
+void TripClock::start() noexcept { g_trip_start = now_ns(); }
+void TripClock::stop() { g_trips.push_back(now_ns() - g_trip_start); }
+
+TripClock& trips() {
+  static TripClock clock;
+  return clock;
+}
+
 long thread_sleeps() {
   rusage ru{};
   ::getrusage(RUSAGE_THREAD, &ru);
@@ -158,9 +213,17 @@ int peer_main(int argc, char** argv, Peer peer,
   cli.add_option("--only", only, "Run one workload (a partial report, which --check rejects)");
   cli.add_option("--json", json_path, "Write the JSON report to this file (default: stdout)");
   cli.add_option("--check", check_path, "Instead of measuring, judge FILE written by this tool");
+  cli.add_option("--pin", g_pin,
+                 "LOOP,POSTER: in the ping-pong, pin the loop's thread and the poster to these two CPUs "
+                 "(the other workloads run unpinned)")
+      ->delimiter(',');
   if (own_flags) own_flags(cli, peer);
   if (const auto status = cli.parse(argc, argv)) return *status;
   if (!check_path.empty()) return check_file(peer, check_path);
+  if (!g_pin.empty() && g_pin.size() != 2) {
+    std::fprintf(stderr, "%s: --pin takes two CPUs, LOOP,POSTER\n", peer.tool);
+    return 2;
+  }
 
   std::vector<const Named*> chosen;
   for (const Named& w : kWorkloads) {
@@ -173,15 +236,19 @@ int peer_main(int argc, char** argv, Peer peer,
   // Warm-up: each workload once at a tenth of its count, unmeasured (threads, pools,
   // allocator caches and the listening socket's first use).
   for (const Named* w : chosen) {
-    if (!not_supported(peer, w->workload)) peer.run(w->workload, std::max(1, ops_for(w->workload, ops) / 10));
+    if (!not_supported(peer, w->workload)) run_pinned(peer, w->workload, std::max(1, ops_for(w->workload, ops) / 10));
   }
 
   std::vector<std::vector<double>> cpu(chosen.size()), wall(chosen.size()), sleeps(chosen.size());
+  std::vector<std::int64_t> all_trips;  // the ping-pong's round trips over every round
   for (int round = 0; round < rounds; ++round) {
     for (std::size_t i = 0; i < chosen.size(); ++i) {
       if (not_supported(peer, chosen[i]->workload)) continue;
       const int n = ops_for(chosen[i]->workload, ops);
-      const Span s = peer.run(chosen[i]->workload, n);
+      g_trips.clear();
+      g_trips.reserve(static_cast<std::size_t>(n));
+      const Span s = run_pinned(peer, chosen[i]->workload, n);
+      all_trips.insert(all_trips.end(), g_trips.begin(), g_trips.end());
       cpu[i].push_back(s.cpu_s * 1e6 / n);
       wall[i].push_back(s.wall_s * 1e6 / n);
       sleeps[i].push_back(static_cast<double>(s.sleeps) / n);
@@ -201,15 +268,24 @@ int peer_main(int argc, char** argv, Peer peer,
     r["cpu_us_per_op"] = probes::median_min_max(cpu[i]);
     r["wall_us_per_op"] = probes::median_min_max(wall[i]);
     r["sleeps_per_op"] = probes::median_min_max(sleeps[i]);
+    if (chosen[i]->workload == Workload::threadsafe_ping_pong && !all_trips.empty()) {
+      std::sort(all_trips.begin(), all_trips.end());
+      r["trip_wall_us"] = {{"p10", percentile_us(all_trips, 10)},
+                           {"p50", percentile_us(all_trips, 50)},
+                           {"p90", percentile_us(all_trips, 90)},
+                           {"p99", percentile_us(all_trips, 99)}};
+    }
     if (chosen[i]->workload == Workload::cancelled_timer) {
       r["timers_fired"] = 0;  // every program ends at once on a cancelled timer that fires
       r["wake_check_sleeps"] = peer.wake_check();
     }
     results.push_back(r);
   }
+  Json settings{{"ops", ops}, {"rounds", rounds}};
+  if (g_pin.size() == 2) settings["pin"] = {{"loop_cpu", g_pin[0]}, {"poster_cpu", g_pin[1]}};
   const Json doc{{"tool", peer.tool},
                  {"machine", probes::machine()},
-                 {"settings", {{"ops", ops}, {"rounds", rounds}}},
+                 {"settings", settings},
                  {"results", results}};
   if (json_path.empty()) {
     std::cout << doc.dump(2) << '\n';

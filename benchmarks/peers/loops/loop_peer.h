@@ -50,6 +50,22 @@ class Stopwatch {
 /// time it slept in the kernel.
 long thread_sleeps();
 
+/// The ping-pong's poster thread (workload 2), as --pin asked: call first thing on that
+/// thread. It pins the thread to the second CPU of --pin (the loop's thread is on the first
+/// for the ping-pong's span, and only then); without --pin it does nothing.
+void pin_poster();
+
+/// The ping-pong's round trips, timed one by one on the poster's thread: start() before a
+/// post, stop() once the semaphore is back. The report gives their wall-time percentiles.
+class TripClock {
+ public:
+  void start() noexcept;
+  void stop();
+};
+/// The clock of the round running now (the programs' ping_pong functions time their trips
+/// on it; peer_main reads it after each measured round).
+TripClock& trips();
+
 /// One program: its tool name, its loop's name, one round of a workload with `ops`
 /// operations (the measured span), and the wake check (README.md): the loop thread's sleeps
 /// over a run with 100 cancelled timers 20 ms out and one live timer 60 ms out.

@@ -91,21 +91,42 @@ def chain(loop, ops):
 
 
 # (2) Another thread posts; the loop's callback releases the semaphore it waits on.
-def ping_pong(loop, ops):
+# With --pin LOOP,POSTER the loop's thread and the poster run on those CPUs for this span
+# only (os.sched_setaffinity(0, ...) sets the calling thread's CPUs on Linux). Each round trip
+# is timed on the poster and appended to `trips` (ns).
+def ping_pong(loop, ops, pin=None, trips=None):
     back = threading.Semaphore(0)
 
     def other():
+        if pin:
+            os.sched_setaffinity(0, {pin[1]})
+        clock = time.monotonic_ns
         for _ in range(ops):
+            t0 = clock()
             loop.call_soon_threadsafe(back.release)
             back.acquire()
+            if trips is not None:
+                trips.append(clock() - t0)
         loop.call_soon_threadsafe(loop.stop)
 
+    mine = os.sched_getaffinity(0)
+    if pin:
+        os.sched_setaffinity(0, {pin[0]})
     span = Span()
     t = threading.Thread(target=other)
     t.start()
     loop.run_forever()
     t.join()
-    return span.stop()
+    result = span.stop()
+    os.sched_setaffinity(0, mine)
+    return result
+
+
+def percentiles_us(xs):
+    """p10, p50, p90 and p99 (nearest rank) of ns samples, in µs, as loop_peer.cpp gives them."""
+    xs = sorted(xs)
+    at = lambda p: xs[min(len(xs) - 1, int(p / 100 * (len(xs) - 1) + 0.5))] / 1000
+    return {f"p{p}": at(p) for p in (10, 50, 90, 99)}
 
 
 # (3) From one callback: call_later(1 s) and cancel(), `ops` times.
@@ -228,14 +249,16 @@ def figure(xs: list[float]) -> dict:
 def measure(args) -> dict:
     loop = new_loop(args.loop)
     pool = concurrent.futures.ThreadPoolExecutor(max_workers=4)
+    trips = []   # the measured rounds' ping-pong trips, ns
     run = {"call_soon_chain": lambda n: chain(loop, n),
-           "threadsafe_ping_pong": lambda n: ping_pong(loop, n),
+           "threadsafe_ping_pong": lambda n: ping_pong(loop, n, args.pin, trips),
            "cancelled_timer": lambda n: cancelled_timers(loop, n),
            "executor_round_trip": lambda n: executor(loop, n, pool),
            "tcp_echo": lambda n: echo(loop, n)}
     chosen = [w for w in WORKLOADS if args.only in (None, w)]
     for w in chosen:   # warm-up, unmeasured, at a tenth of the count
         run[w](max(1, ops_for(w, args.ops) // 10))
+    trips.clear()
     cpu = {w: [] for w in chosen}
     wall = {w: [] for w in chosen}
     sleeps = {w: [] for w in chosen}
@@ -251,14 +274,19 @@ def measure(args) -> dict:
         r = {"loop": args.loop, "workload": w, "ops": ops_for(w, args.ops),
              "rounds": args.rounds, "cpu_us_per_op": figure(cpu[w]),
              "wall_us_per_op": figure(wall[w]), "sleeps_per_op": figure(sleeps[w])}
+        if w == "threadsafe_ping_pong" and trips:
+            r["trip_wall_us"] = percentiles_us(trips)
         if w == "cancelled_timer":
             r["timers_fired"] = 0   # a cancelled timer that fires ends the program at once
             r["wake_check_sleeps"] = wake_check(loop)
         results.append(r)
     pool.shutdown()
     loop.close()
-    return {"tool": TOOLS[args.loop], "machine": machine(),
-            "settings": {"ops": args.ops, "rounds": args.rounds}, "results": results}
+    settings = {"ops": args.ops, "rounds": args.rounds}
+    if args.pin:
+        settings["pin"] = {"loop_cpu": args.pin[0], "poster_cpu": args.pin[1]}
+    return {"tool": TOOLS[args.loop], "machine": machine(), "settings": settings,
+            "results": results}
 
 
 def is_figure(f) -> bool:
@@ -312,6 +340,8 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--only", choices=WORKLOADS)
     ap.add_argument("--json")
+    ap.add_argument("--pin", type=lambda v: [int(c) for c in v.split(",")], metavar="LOOP,POSTER",
+                    help="in the ping-pong, pin the loop's thread and the poster to these two CPUs")
     ap.add_argument("--check", metavar="PATH")
     args = ap.parse_args(argv)
     if args.check:

@@ -52,6 +52,7 @@ constexpr std::size_t kMessage = 64;  // the echo's message, in bytes
 }
 
 evloop::EventLoopOptions g_options;  // from --turn and --hand-in, set before the loop is first used
+bool g_spin_backoff = false;         // from --executor-spin: the executor's pool skips missing spins
 
 EventLoop& loop() {
   static EventLoop l(g_options);
@@ -83,10 +84,13 @@ Span ping_pong(int ops) {
   ::sem_init(&back, 0, 0);
   const Stopwatch watch;
   std::thread other([&] {
+    pin_poster();
     for (int i = 0; i < ops; ++i) {
+      trips().start();
       loop().call_soon_threadsafe([&back] { ::sem_post(&back); });
       while (::sem_wait(&back) != 0) {
       }
+      trips().stop();
     }
     loop().call_soon_threadsafe([] { loop().stop(); });
   });
@@ -97,9 +101,10 @@ Span ping_pong(int ops) {
   return span;
 }
 
-// (3) From one callback: call_later(1 s) and cancel, `ops` times. The stop comes one turn
-// later, so the turn that drops the cancelled timers (TimerHeap::prune, a compaction here)
-// is inside the span, not in the next workload's.
+// (3) From one callback: call_later(1 s) and cancel, `ops` times. Each cancelled timer is
+// the heap's last entry, so its cancel drops it (TimerHeap::note_cancelled). The stop comes
+// one turn later, so that a turn that drops what is left (TimerHeap::prune) is inside the
+// span, not in the next workload's.
 void never() {
   errno = 0;
   fatal("a cancelled timer fired");
@@ -114,13 +119,18 @@ Span cancelled_timers(int ops) {
   return watch.stop();
 }
 
-// (4) A trivial job on chapter 03's elastic pool of 4 threads (its default options) through
+// (4) A trivial job on chapter 03's elastic pool of 4 threads (its default options, or with
+// --executor-spin backoff its idle spinner's backoff, "ourloop-backoff") through
 // run_in_executor (evloop::Executor); its result, back on the loop as a callback, submits the
 // next. The pool, its binding to the loop and the executor are made before the span and
 // stopped after it, so the other workloads' turns do not ask an idle pool before every poll.
 struct Executing {
   stats::Registry registry;
-  pool::ElasticPool pool{pool::PoolConfig{0, 4}};
+  pool::ElasticPool pool{pool::PoolConfig{0, 4}, [] {
+                           pool::ElasticPoolOptions o;
+                           o.spin_backoff = g_spin_backoff;
+                           return o;
+                         }()};
   evloop::PoolBinding binding{loop(), pool, registry};
   evloop::Executor executor{loop(), pool};
   int left = 0;
@@ -274,10 +284,17 @@ int main(int argc, char** argv) {
   return peer_main(argc, argv, peer, [](handoff::config::CommandLine& cli, Peer& p) {
     // The stage's own switches; the loop's name in the report says which arm ran.
     handoff::evloop::add_loop_flags(cli.app(), g_options);
+    static std::string executor_spin = "fixed";
+    cli.add_option("--executor-spin", executor_spin,
+                   "the executor's pool after a job: fixed (chapter 03's idle spin every time) or backoff "
+                   "(skip spins after spins that missed: sync/spin_backoff)")
+        ->one_of({"fixed", "backoff"});
     cli.on_parsed([&p] {
+      g_spin_backoff = executor_spin == "backoff";
       static std::string name;  // the report keeps a pointer to it
       name = std::string("ourloop") + (g_options.hand_in == HandIn::coordinator ? "-coord" : "") +
-             (g_options.turn == handoff::evloop::TurnShape::drain ? "-drain" : "");
+             (g_options.turn == handoff::evloop::TurnShape::drain ? "-drain" : "") +
+             (g_spin_backoff ? "-backoff" : "");
       p.loop = name.c_str();
     });
   });

@@ -22,6 +22,8 @@ using namespace std::chrono_literals;
 using handoff::evloop::EventLoop;
 using handoff::evloop::EventLoopOptions;
 using handoff::evloop::Handle;
+using handoff::evloop::HandleState;
+using handoff::evloop::TimerHeap;
 using handoff::evloop::TurnShape;
 using handoff::testkit::Watchdog;
 
@@ -108,19 +110,73 @@ TEST_CASE("event loop: a cancelled timer causes no wake-up", "[evloop][ch04]") {
   CHECK(loop.timers_held() == 0);
 }
 
-TEST_CASE("event loop: cancelled timers are compacted once they outnumber the live ones", "[evloop][ch04]") {
-  Watchdog dog(10s, "timer compaction");
+TEST_CASE("event loop: cancelled timers are compacted at the cancel that makes them outnumber the live ones",
+          "[evloop][ch04]") {
+  Watchdog dog(10s, "timer compaction at the cancel");
   EventLoop loop;
   std::vector<Handle> hs;
+  // Deadlines in pushing order: the last stays the heap's last entry, and lives.
   for (int i = 0; i < 300; ++i) hs.push_back(loop.call_later(std::chrono::seconds(10 + i), [] {}));
-  for (int i = 1; i < 300; i += 3) hs[static_cast<std::size_t>(i)].cancel();  // 100 dead: not half
+  for (int i = 0; i < 150; ++i) hs[static_cast<std::size_t>(i)].cancel();
+  CHECK(loop.timers_held() == 300);  // 150 dead of 300: not more than half
+  hs[150].cancel();                  // 151 of 300: compacted now, with no turn run
+  CHECK(loop.timers_held() == 149);
+}
+
+TEST_CASE("event loop: a cancelled timer at the heap's end is dropped at the cancel, with the dead before it",
+          "[evloop][ch04]") {
+  Watchdog dog(10s, "timer tail drop");
+  EventLoop loop;
+  Handle a = loop.call_later(10s, [] {});
+  Handle b = loop.call_later(11s, [] {});
+  Handle c = loop.call_later(12s, [] {});
+  b.cancel();  // not at the end: stays until the top, a compaction or the end reaches it
+  CHECK(loop.timers_held() == 3);
+  c.cancel();  // the end: dropped, and b, now the end and dead, with it
+  CHECK(loop.timers_held() == 1);
+  a.cancel();
+  CHECK(loop.timers_held() == 0);
+}
+
+TEST_CASE("timer heap: a cancel whose released captures cancel another timer keeps the dead count exact",
+          "[evloop][ch04]") {
+  // Handle::cancel tells the heap before it releases the callback: the captures' destructor
+  // below cancels b, whose note then finds a already counted. Released first, a would be
+  // dropped off the end by b's note before its own was counted, and the count would wrap.
+  TimerHeap heap;
+  auto b = std::make_shared<HandleState>([] {});
+  struct CancelOnDestroy {
+    explicit CancelOnDestroy(Handle handle) : h(std::move(handle)) {}
+    ~CancelOnDestroy() { h.cancel(); }
+    Handle h;
+  };
+  auto a = std::make_shared<HandleState>([c = std::make_shared<CancelOnDestroy>(Handle(b))] {});
+  heap.push(10, b);
+  heap.push(20, a);  // the end
+  Handle(a).cancel();
+  CHECK(heap.size() == 0);
+  CHECK(heap.cancelled() == 0);
+}
+
+TEST_CASE("event loop: timers that fire can leave the dead in the majority, and the next turn compacts",
+          "[evloop][ch04]") {
+  Watchdog dog(10s, "timer compaction after firing");
+  EventLoop loop;
+  int fired = 0;
+  for (int i = 0; i < 120; ++i) loop.call_later(5ms, [&fired] { ++fired; });
+  Handle live = loop.call_later(std::chrono::seconds(1), [] {});  // the top once the 120 fired
+  std::vector<Handle> dead;
+  for (int i = 0; i < 110; ++i) dead.push_back(loop.call_later(std::chrono::seconds(10 + i), [] {}));
+  Handle last = loop.call_later(std::chrono::seconds(200), [] {});  // keeps the dead off the end
+  for (Handle& h : dead) h.cancel();
+  CHECK(loop.timers_held() == 232);  // 110 dead of 232: not more than half
+  loop.run_until([&fired] { return fired == 120; });
+  CHECK(loop.timers_held() == 112);  // 110 dead of 112, not yet looked at
   loop.call_soon([&] { loop.stop(); });
-  loop.run_forever();
-  CHECK(loop.timers_held() == 300);  // the top is live, and 100 of 300 is not more than half
-  for (int i = 2; i < 300; i += 3) hs[static_cast<std::size_t>(i)].cancel();  // 200 dead
-  loop.call_soon([&] { loop.stop(); });
-  loop.run_forever();
-  CHECK(loop.timers_held() == 100);
+  loop.run_forever();  // its turn's prune compacts: the top is live, so only the rule drops them
+  CHECK(loop.timers_held() == 2);
+  live.cancel();
+  last.cancel();
 }
 
 TEST_CASE("event loop: stop() ends the run after the turn that called it, and a restart keeps FIFO", "[evloop][ch04]") {

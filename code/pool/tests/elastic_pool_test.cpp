@@ -93,6 +93,21 @@ TEST_CASE("elastic pool: one thread spins idle, its sibling parks, and pushes be
   CHECK(rig.pool_counter(stats::Counter::spin_catches) > 0);  // the rest it found at once, back from a job
 }
 
+TEST_CASE("elastic pool: with the spin backoff, the idle period after a missed spin parks at once", "[pool][ch04]") {
+  testkit::Watchdog dog(20s, "a spin skipped after a miss");
+  // One thread, a 2 s spin: its first idle spin misses (nothing is submitted), so with the
+  // backoff (chapter 04, sync/spin_backoff) the idle period after the next job skips its
+  // spin and parks at once. Without it the thread would spin 2 s there, past the bound.
+  pool::ElasticPoolOptions o = options(2'000'000'000, false);
+  o.spin_backoff = true;
+  Rig<pool::ElasticPool> rig(1, o);
+  REQUIRE(eventually([&] { return rig.pool.parked() == 1; }, 5s));  // after the first, missed spin
+  rig.pool.submit(make_job(0, kWhole));
+  REQUIRE(rig.run_until(1));
+  CHECK(eventually([&] { return rig.pool.parked() == 1; }, 1s));
+  rig.pool.stop(kNoDeadline);
+}
+
 TEST_CASE("elastic pool: a push beside a running thread wakes nobody, and the running thread takes it",
           "[pool][ch03]") {
   testkit::Watchdog dog(20s, "a push beside a held thread");
