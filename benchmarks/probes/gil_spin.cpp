@@ -125,7 +125,6 @@ sync::InterpreterLockCounters minus(const sync::InterpreterLockCounters& a, cons
   return d;
 }
 
-// [gil_spin.run]
 RunResult run_arm(const Settings& s, const Arm& arm) {
   sync::InterpreterLockOptions lo;
   lo.switch_interval = std::chrono::microseconds(s.lock_arms.switch_interval_us);
@@ -235,7 +234,6 @@ RunResult run_arm(const Settings& s, const Arm& arm) {
   for (auto& t : threads) t.join();
   return r;
 }
-// [gil_spin.run]
 
 struct Tally {
   std::vector<double> per_s, cpu_us, waited_per_c, drops_per_c, forced_per_c, catches_per_c, parks_per_c, pokes_per_c;

@@ -140,7 +140,6 @@ struct DatagramPair {
 // a `name` (the key in the JSON) and `wait`, what /proc's wchan says while one sleeps.
 // -------------------------------------------------------------------------------------
 
-// [herd.shared]
 // Chapter 01/02's lane: every receiver blocked in recv on the read end of one datagram
 // socketpair. The kernel queues the sleepers on the socket and a datagram wakes one of them.
 class SharedDatagram {
@@ -163,9 +162,7 @@ class SharedDatagram {
   int waiters_;
   DatagramPair pair_;
 };
-// [herd.shared]
 
-// [herd.futex]
 // The elastic pool's wake: one pool::WakeChannel per receiver (a state word and a futex on
 // it), and the sender wakes the one that parked last (the newest park sequence), as
 // ElasticPool::Core::wake_newest does.
@@ -213,7 +210,6 @@ class PerThreadFutex {
   std::atomic<std::uint32_t> next_seq_{0};
   std::atomic<bool> stopping_{false};
 };
-// [herd.futex]
 
 // The same choice over a datagram pair per receiver: the channel per thread, priced in the
 // primitive chapter 01 started from.

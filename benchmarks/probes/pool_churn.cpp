@@ -166,7 +166,6 @@ class ChurnRun final : public evloop::PollHooks {
 
   ~ChurnRun() = default;
 
-  // [pool_churn.run]
   RunResult run(testkit::PgMonitor& monitor) {
     std::thread loop_thread([this] { loop_main(); });
     std::vector<std::thread> drivers;
@@ -207,7 +206,6 @@ class ChurnRun final : public evloop::PollHooks {
     r.first_error = first_error_;
     return r;
   }
-  // [pool_churn.run]
 
  private:
   static sync::InterpreterLockOptions lock_options(const Settings& s, const Arm& arm) {
@@ -296,7 +294,6 @@ class ChurnRun final : public evloop::PollHooks {
 
   void work_on_loop() { interpreted(lock_, std::int64_t{s_.callback_us} * 1000, measuring_ ? &loop_waits_ : nullptr); }
 
-  // [pool_churn.request]
   // db_route's two_queries as callbacks: check out, SELECT 1 twice on one connection, check
   // in, answer. A request holds its connection in a shared state its callbacks share.
   struct Request {
@@ -329,7 +326,6 @@ class ChurnRun final : public evloop::PollHooks {
       });
     });
   }
-  // [pool_churn.request]
 
   void finish(const Request& req, const std::string& error) {
     ++requests_;

@@ -116,7 +116,6 @@ struct Sample {
   std::uint64_t errors = 0;
 };
 
-// [burst.run]
 Sample run_burst(evloop::EventLoop& loop, const LookupKind& kind, std::size_t max_threads, int lookups) {
   const long baseline = threads_now();
   Sample s;
@@ -160,7 +159,6 @@ Sample run_burst(evloop::EventLoop& loop, const LookupKind& kind, std::size_t ma
   }
   return s;
 }
-// [burst.run]
 
 // -------------------------------------------------------------------------------------
 // --check FILE: the smoke test's judge of a JSON written by this tool.

@@ -92,7 +92,6 @@ constexpr VariantInfo kVariants[] = {
     {Variant::seq_cst_ops, "seq_cst", true},
 };
 
-// [litmus.sb]
 // One side of the pair: store 1 to `mine`, then load `theirs`. The orderings are the point
 // of the probe, so each is named here rather than at a pairing site: the other thread runs
 // the same function with the two words swapped.
@@ -113,7 +112,6 @@ inline int store_then_load(std::atomic<int>& mine, std::atomic<int>& theirs) noe
     return theirs.load(std::memory_order_seq_cst);  // seq_cst: ... so at least one load sees a store
   }
 }
-// [litmus.sb]
 
 // The shared words, each on its own cache line so that a store to one never brings the
 // other into the storing core's cache.

@@ -28,7 +28,6 @@ bool WakeChannel::cancel_park(std::uint32_t seq) noexcept {
   return false;
 }
 
-// [wake_channel.sleep]
 void WakeChannel::sleep(std::uint32_t seq, stats::ThreadStats& stats) noexcept {
   const std::uint32_t parked = parked_word(seq);
   // acquire: pairs with the release half of wake()'s CAS: what the waker did before it
@@ -43,7 +42,6 @@ void WakeChannel::sleep(std::uint32_t seq, stats::ThreadStats& stats) noexcept {
   }
   set(Kind::running);  // off WOKEN: only this thread leaves it
 }
-// [wake_channel.sleep]
 
 bool WakeChannel::parked_seq(std::uint32_t& seq) const noexcept {
   // relaxed: a candidate only; wake()'s CAS decides.

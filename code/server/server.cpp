@@ -73,6 +73,8 @@ Server::Server(ServerOptions options, const app::Router& router, stats::Registry
     if (options_.dispatch == Dispatch::pool) pool = make_pool(pool::PoolConfig{i, options_.blocking_threads});
     workers_.push_back(std::make_unique<Worker>(options_, i, router, registry, std::move(pool), std::move(listener)));
   }
+  // [server.topology]
+  // [server.topology_stack]
   if (options_.stack_model) {
     // One stack behind every worker only where seed 004 had one: the pool topology's
     // sockets, all accepted from one listener, left in its stack.
@@ -89,7 +91,7 @@ Server::Server(ServerOptions options, const app::Router& router, stats::Registry
     workers_.front()->accept_for(std::move(all));  // worker i gets the accepted sockets n with n % W == i
   }
 }
-// [server.topology]
+// [server.topology_stack]
 
 Server::~Server() {
   stop();

@@ -131,7 +131,6 @@ class MpmcRing {
   /// Moves the oldest published item into out. Returns false (out untouched) when the next
   /// cell to pop is not yet published: the ring is empty, or a push is half done.
   bool try_pop(T& out) noexcept {
-    // [ring.pop]
     // relaxed: the counter only chooses a candidate position; the acquire load of the cell's
     // sequence below is what orders our read of the item after the producer's write.
     std::size_t pos = counters_.dequeue_pos.load(std::memory_order_relaxed);
@@ -166,7 +165,6 @@ class MpmcRing {
     // that producer constructs a new item in the same storage.
     cell->seq.store(pos + mask_ + 1, std::memory_order_release);
     return true;
-    // [ring.pop]
   }
 
   /// True when the next cell to pop is not yet published. A cell that a producer has
@@ -229,7 +227,6 @@ class MpmcRing {
   };  // the layout is checked in the constructor (for the product's atomics)
 
   bool push_value(T& v) noexcept {
-    // [ring.push]
     // relaxed: the counter only chooses a candidate position; the acquire load of the
     // cell's sequence below is what orders our write after the previous lap's read.
     std::size_t pos = counters_.enqueue_pos.load(std::memory_order_relaxed);
@@ -263,7 +260,6 @@ class MpmcRing {
     // construction happens before any consumer that sees pos + 1 reads it.
     cell->seq.store(pos + 1, std::memory_order_release);
     return true;
-    // [ring.push]
   }
 
   // Read-only after construction, shared by both sides: on the object's first line.
