@@ -26,11 +26,14 @@
 // store may sit in the store buffer while the load runs), so both loads can read the old
 // values: the producer sees "not parked", the consumer sees "empty", and the job waits with
 // nobody woken for it. The ring's own orderings are acquire/release only, and deliberately
-// so (the common path pays for nothing more). The pool that builds on the ring must put a
+// so (the common path pays for nothing more). Whoever parks on the ring must put a
 // std::atomic_thread_fence(std::memory_order_seq_cst) between the push and its read of
-// "parked", and another between its store of "parked" and its re-check of the ring. The two
-// fences are then ordered one before the other, and whichever comes second sees the store
-// that precedes the first: at least one side sees the other (chapter 03 tells that story).
+// "parked", and another between its store of "parked" and its re-check of the ring: the
+// ring pool's parked count does so in pool/wait_word, a loop's flag (the completion rings,
+// the callback loop's posts) in loop/wait_flag, and the elastic pool in its own code. The
+// two fences are then ordered one before the other, and whichever comes second sees the
+// store that precedes the first: at least one side sees the other (chapter 02 tells that
+// story; chapter 03's sb-litmus probe shows the reordering the fences forbid).
 #pragma once
 
 #include <atomic>
