@@ -2,21 +2,9 @@
 // (chapter 03).
 #include "pool/wake_channel.h"
 
-#include <linux/futex.h>
-#include <sys/syscall.h>
-#include <unistd.h>
+#include "sync/futex.h"
 
 namespace handoff::pool {
-
-namespace {
-
-// The futex calls on the state word. std::atomic<std::uint32_t> is the word itself (always
-// lock-free, no padding), which is how libstdc++'s own atomic waits hand it to the kernel.
-std::uint32_t* futex_address(std::atomic<std::uint32_t>& word) noexcept {
-  return reinterpret_cast<std::uint32_t*>(&word);  // NOLINT(cppcoreguidelines-pro-type-reinterpret-cast)
-}
-
-}  // namespace
 
 bool WakeChannel::cancel_park(std::uint32_t seq) noexcept {
   std::uint32_t expected = parked_word(seq);
@@ -33,10 +21,9 @@ void WakeChannel::sleep(std::uint32_t seq, stats::ThreadStats& stats) noexcept {
   // acquire: pairs with the release half of wake()'s CAS: what the waker did before it
   // chose this thread (pushed a job, raised the stop flag) is visible once we see WOKEN.
   while (word_.load(std::memory_order_acquire) == parked) {
-    // Sleeps only if the word still equals `parked` when the kernel looks (under the
-    // futex's own lock), so a wake that lands between our load and this call is not lost:
-    // the call returns at once (EAGAIN). EINTR and spurious returns just look again.
-    ::syscall(SYS_futex, futex_address(word_), FUTEX_WAIT_PRIVATE, parked, nullptr, nullptr, 0);
+    // Sleeps only while the word still says `parked` (sync/futex: a wake that lands between
+    // our load and this call is not lost). EINTR and spurious returns just look again.
+    sync::futex_wait(word_, parked);
     stats.add(stats::Counter::handoff_recvs);
     stats.add(stats::Counter::syscalls);
   }
@@ -64,7 +51,7 @@ bool WakeChannel::wake(std::uint32_t seq, stats::ThreadStats& stats) noexcept {
   // The word says WOKEN now, so a FUTEX_WAIT that has not begun returns at once, and one in
   // progress is woken here. If the thread is not asleep yet this wakes nobody, and nothing
   // is left behind.
-  ::syscall(SYS_futex, futex_address(word_), FUTEX_WAKE_PRIVATE, 1, nullptr, nullptr, 0);
+  sync::futex_wake_one(word_);
   stats.add(stats::Counter::handoff_sends);
   stats.add(stats::Counter::syscalls);
   return true;
