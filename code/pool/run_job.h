@@ -13,6 +13,7 @@
 #include <memory>
 #include <string>
 
+#include "pool/frame_responder.h"
 #include "pool/handler_slot.h"
 #include "pool/job.h"
 #include "stats/thread_stats.h"
