@@ -3,10 +3,9 @@
 
 #include <CLI/CLI.hpp>
 
+#include <cstdlib>
 #include <map>
 #include <string>
-
-#include "config/env_switch.h"
 
 namespace handoff::evloop {
 
@@ -38,6 +37,14 @@ void add_loop_flags(CLI::App& app, EventLoopOptions& o) {
       ->default_str("0");
 }
 
-void apply_loop_env(EventLoopOptions& o) { o.turn = config::env_override("HANDOFF_TURN", "--turn", kTurns, o.turn); }
+void apply_loop_env(EventLoopOptions& o) {
+  const char* v = std::getenv("HANDOFF_TURN");
+  if (v == nullptr || *v == '\0') return;
+  const auto it = kTurns.find(v);
+  if (it == kTurns.end()) {
+    throw CLI::ValidationError("HANDOFF_TURN", "expected a --turn value, got '" + std::string(v) + "'");
+  }
+  o.turn = it->second;
+}
 
 }  // namespace handoff::evloop
