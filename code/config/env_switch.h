@@ -1,11 +1,11 @@
 // config/env_switch: an environment variable that overrides a command-line switch
-// (chapter 02; every override read here since issue 26).
+// (chapter 02; the one reading of an override since issue 26).
 // Role: the seeds kept each old path behind an environment switch (M0_POOL_RING=0, ...);
 // every stage keeps the same habit, so both arms of a measurement run from one binary. One
 // reading for every override: unset or empty leaves the flag's value; a value the flag would
 // refuse throws CLI::ValidationError ("ENV: expected ..., got 'VALUE'"), which a stage's
-// start reports as one line and exit 64 (server/start_failure). It sits below pool/, evloop/
-// and server/, which all read switches.
+// start reports as one line and exit 64 (server/start_failure). It sits below pool/ and
+// server/, which read their switches through it.
 #pragma once
 
 #include <map>
