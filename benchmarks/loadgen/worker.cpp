@@ -64,7 +64,6 @@ Worker::~Worker() {
   if (epoll_fd_ >= 0) ::close(epoll_fd_);
 }
 
-// [loadgen.loop]
 void Worker::run(std::latch& ready, std::latch& go) {
   // Wake within a microsecond of a schedule slot rather than the default 50 us slack.
   prctl(PR_SET_TIMERSLACK, 1000UL, 0UL, 0UL, 0UL);
@@ -125,11 +124,9 @@ void Worker::run(std::latch& ready, std::latch& go) {
   if (progress_) publish_progress();
   for (Conn& c : conns_) close_connection(c);
 }
-// [loadgen.loop]
 
 bool Worker::on_response_thunk(void* self, int status) { return static_cast<Worker*>(self)->on_response(status); }
 
-// [loadgen.response]
 bool Worker::on_response(int status) {
   Conn& c = *current_;
   if (c.size == 0) {
@@ -166,7 +163,6 @@ void Worker::record(Conn& c, const Entry& e, int status, std::int64_t now) {
         Sample{e.sent_ns - plan_.start_ns, e.due_ns - plan_.start_ns, ns, c.id, static_cast<std::uint16_t>(status)});
   }
 }
-// [loadgen.response]
 
 bool Worker::claim_outcome(std::int64_t now) {
   if (!plan_.counted) return true;
@@ -203,7 +199,6 @@ void Worker::fail_front(Conn& c, Fail kind, std::int64_t now) {
   }
 }
 
-// [loadgen.read]
 bool Worker::readable(Conn& c) {
   std::int64_t now = 0;
   for (int round = 0; round < kReadsPerEvent; ++round) {
@@ -253,9 +248,7 @@ bool Worker::readable(Conn& c) {
   fill(c, now != 0 ? now : now_ns());
   return true;
 }
-// [loadgen.read]
 
-// [loadgen.fill]
 void Worker::fill(Conn& c, std::int64_t now) {
   if (!started_ || c.state != State::open || c.write_failed) return;
   std::uint32_t added = 0;
@@ -309,7 +302,6 @@ void Worker::flush(Conn& c) {
   }
   set_interest(c, c.out_left > 0);
 }
-// [loadgen.fill]
 
 void Worker::set_interest(Conn& c, bool want_out) {
   if (c.want_out == want_out) return;

@@ -65,7 +65,6 @@ struct Scenario {
   std::map<std::string, std::vector<Action>> bodies;  // label -> its callback's actions
 };
 
-// [loop_oracle.parse]
 std::vector<std::string> words_of(const std::string& s) {
   std::vector<std::string> out;
   std::istringstream in(s);
@@ -138,7 +137,6 @@ Scenario parse(const std::string& text, const std::string& name) {
   if (!seen_main) throw ScenarioError(name + ": no 'main:' section");
   return s;
 }
-// [loop_oracle.parse]
 
 /// A named thread that posts with call_soon_threadsafe when told to, in the order told.
 class Producer {
@@ -200,7 +198,6 @@ class Producer {
   std::thread thread_{[this] { serve(); }};  // last: starts once the members above exist
 };
 
-// [loop_oracle.run]
 /// One scenario on one loop (oracle.py's Runner). Loop thread only, but for the callbacks
 /// the producers create, which touch nothing until the loop runs them.
 class Runner {
@@ -303,7 +300,6 @@ class Runner {
   int runs_ = 0;
   std::map<std::string, std::unique_ptr<Producer>> producers_;  // last: joined before the rest goes
 };
-// [loop_oracle.run]
 
 evloop::EventLoopOptions options_for(TurnShape turn) {
   evloop::EventLoopOptions o;

@@ -114,7 +114,6 @@ def new_loop(kind: str) -> asyncio.AbstractEventLoop:
     return {"drain": DrainLoop, "split": SplitLoop}[kind]()
 
 
-# [oracle.parse]
 class Scenario:
     """main: the actions run on the loop's thread outside any run; bodies: label -> the
     actions its callback runs after logging the label."""
@@ -164,7 +163,6 @@ def check_action(action: list[str], where: str, in_main: bool) -> None:
         raise SystemExit(f"{where}: {verb} takes {SIGNATURES[verb] or 'nothing'} (W a word, N a number)")
     if verb == "run" and not in_main:
         raise SystemExit(f"{where}: run is for main only")
-# [oracle.parse]
 
 
 class Producer:
@@ -196,7 +194,6 @@ class Producer:
         self.thread.join(WATCHDOG_S)
 
 
-# [oracle.run]
 class Runner:
     def __init__(self, scenario: Scenario, loop):
         self.scenario, self.loop = scenario, loop
@@ -284,7 +281,6 @@ class Runner:
                 s.close()
             self.loop.close()
         return self.log
-# [oracle.run]
 
 
 def run_scenario(path: Path, kind: str) -> list[str]:

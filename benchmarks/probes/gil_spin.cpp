@@ -67,7 +67,9 @@
 
 #include "config/command_line.h"
 
+#include "interpreter_model.h"
 #include "loop/wake_flag.h"
+#include "probe_main.h"
 #include "probe_report.h"
 #include "stats/thread_cpu.h"
 #include "sync/interpreter_lock.h"
@@ -78,10 +80,12 @@ namespace handoff::bench {
 namespace {
 
 using Json = handoff::probes::Json;
+using handoff::probes::interpreted;
+using handoff::probes::per;
+using handoff::probes::Reply;
 
 constexpr const char* kTool = "gil-spin";
 constexpr std::int64_t kWarmupNs = 100'000'000;
-constexpr std::int64_t kUnitNs = 1'000;  // interpreted work between two checkpoints
 
 struct Settings {
   unsigned handlers = 8;  // seed 003's pool repro: 8 driver threads
@@ -90,28 +94,13 @@ struct Settings {
   unsigned work_us = 30;
   unsigned after_post_us = 20;
   unsigned callback_us = 20;
-  unsigned switch_interval_us = 5000;  // CPython's default
+  handoff::probes::LockArms lock_arms;  // --spin-us, --lock, --switch-interval-us
 };
 
 struct Arm {
   unsigned spin_us;
   bool lock;
   std::string name() const { return "spin" + std::to_string(spin_us) + (lock ? "/lock" : "/no-lock"); }
-};
-
-/// Interpreted work: `ns` of it in 1 µs units, a checkpoint after each. Each re-take a
-/// checkpoint had to make is appended to `waits` when given.
-void interpreted(sync::InterpreterLock& lock, std::int64_t ns, std::vector<std::int64_t>* waits) {
-  for (std::int64_t done = 0; done < ns; done += kUnitNs) {
-    const std::int64_t end = stats::monotonic_ns() + kUnitNs;
-    while (stats::monotonic_ns() < end) sync::cpu_relax();
-    const std::optional<std::int64_t> w = lock.checkpoint();
-    if (w && waits != nullptr) waits->push_back(*w);
-  }
-}
-
-struct alignas(64) Reply {
-  std::atomic<std::uint32_t> seq{0};  // bumped by the loop for each completion it ran
 };
 
 /// One run of one arm: what the loop thread measured after the warm-up.
@@ -136,10 +125,9 @@ sync::InterpreterLockCounters minus(const sync::InterpreterLockCounters& a, cons
   return d;
 }
 
-// [gil_spin.run]
 RunResult run_arm(const Settings& s, const Arm& arm) {
   sync::InterpreterLockOptions lo;
-  lo.switch_interval = std::chrono::microseconds(s.switch_interval_us);
+  lo.switch_interval = std::chrono::microseconds(s.lock_arms.switch_interval_us);
   lo.enabled = arm.lock;
   sync::InterpreterLock lock(lo);
   sync::MpmcRing<std::uint32_t> queue(64);  // at most one completion per handler in flight
@@ -246,22 +234,12 @@ RunResult run_arm(const Settings& s, const Arm& arm) {
   for (auto& t : threads) t.join();
   return r;
 }
-// [gil_spin.run]
-
-double percentile(std::vector<double> xs, double q) {
-  if (xs.empty()) return 0;
-  std::sort(xs.begin(), xs.end());
-  const auto i = static_cast<std::size_t>(q * static_cast<double>(xs.size() - 1) + 0.5);
-  return xs[std::min(i, xs.size() - 1)];
-}
 
 struct Tally {
   std::vector<double> per_s, cpu_us, waited_per_c, drops_per_c, forced_per_c, catches_per_c, parks_per_c, pokes_per_c;
   std::vector<double> loop_wait_us, per_turn;
   std::uint64_t completions = 0, turns = 0;
 };
-
-double per(std::uint64_t n, std::uint64_t d) { return d > 0 ? static_cast<double>(n) / static_cast<double>(d) : 0.0; }
 
 void add(Tally& t, const RunResult& r) {
   t.completions += r.completions;
@@ -284,10 +262,6 @@ void add(Tally& t, const RunResult& r) {
 }
 
 Json result_of(const Arm& arm, const Tally& t, unsigned rounds) {
-  double mean_turn = 0;
-  for (const double n : t.per_turn) mean_turn += n;
-  mean_turn = t.per_turn.empty() ? 0 : mean_turn / static_cast<double>(t.per_turn.size());
-  const double wait_max = t.loop_wait_us.empty() ? 0 : *std::max_element(t.loop_wait_us.begin(), t.loop_wait_us.end());
   return Json{{"arm", arm.name()},
               {"spin_us", arm.spin_us},
               {"lock", arm.lock ? "on" : "off"},
@@ -296,17 +270,11 @@ Json result_of(const Arm& arm, const Tally& t, unsigned rounds) {
               {"turns", t.turns},
               {"completions_per_s", handoff::probes::median_min_max(t.per_s)},
               {"loop_cpu_us_per_completion", handoff::probes::median_min_max(t.cpu_us)},
-              {"loop_lock_wait_us", Json{{"p50", percentile(t.loop_wait_us, 0.50)},
-                                         {"p99", percentile(t.loop_wait_us, 0.99)},
-                                         {"max", wait_max},
-                                         {"takes", t.loop_wait_us.size()}}},
+              {"loop_lock_wait_us", handoff::probes::lock_waits(t.loop_wait_us)},
               {"loop_waited_takes_per_completion", handoff::probes::median_min_max(t.waited_per_c)},
               {"drop_requests_per_completion", handoff::probes::median_min_max(t.drops_per_c)},
               {"forced_switches_per_completion", handoff::probes::median_min_max(t.forced_per_c)},
-              {"completions_per_turn", Json{{"mean", mean_turn},
-                                            {"p50", percentile(t.per_turn, 0.50)},
-                                            {"p99", percentile(t.per_turn, 0.99)},
-                                            {"max", percentile(t.per_turn, 1.0)}}},
+              {"completions_per_turn", handoff::probes::per_turn(t.per_turn)},
               {"spin_catches_per_completion", handoff::probes::median_min_max(t.catches_per_c)},
               {"parks_per_completion", handoff::probes::median_min_max(t.parks_per_c)},
               {"pokes_per_completion", handoff::probes::median_min_max(t.pokes_per_c)}};
@@ -372,12 +340,10 @@ void print_table(const Json& doc) {
 }
 
 int run(int argc, char** argv) {
-  handoff::config::CommandLine cli{
-      "gil-spin: a loop's wake spin against wakers that still hold a model of CPython's GIL"};
+  handoff::probes::ProbeMain probe{
+      kTool, "gil-spin: a loop's wake spin against wakers that still hold a model of CPython's GIL"};
+  handoff::config::CommandLine& cli = probe.cli();
   Settings s;
-  std::vector<unsigned> spins{0, 50};
-  std::vector<std::string> locks{"on", "off"};
-  std::string json_path, check_path;
   cli.add_option("--handlers", s.handlers, "Handler threads (requests in flight)")->range(1u, 60u);
   cli.add_option("--seconds", s.seconds, "Measured seconds per arm per round (after a 100 ms warm-up)")
       ->range(0.05, 600.0);
@@ -389,54 +355,37 @@ int run(int argc, char** argv) {
                  "A handler's interpreted work after it posts, before it releases the lock for its wait")
       ->range(0u, 100'000u);
   cli.add_option("--callback-us", s.callback_us, "The loop's interpreted work per completion")->range(1u, 100'000u);
-  cli.add_option("--switch-interval-us", s.switch_interval_us,
-                 "The lock's switch interval (CPython: sys.getswitchinterval(), 5 ms)")
-      ->range(1u, 1'000'000u);
-  cli.add_option("--spin-us", spins, "Loop wake spins to run (default 0,50)")->range(0u, 100'000u)->delimiter(',');
-  cli.add_option("--lock", locks, "Arms with the lock model (on) and without it (off)")
-      ->one_of({"on", "off"})
-      ->delimiter(',');
-  cli.add_option("--json", json_path, "Write the JSON report to this file (default: stdout)");
-  cli.add_option("--check", check_path,
-                 "Instead of measuring, check FILE (written by this tool): the four arms once, the "
-                 "no-lock arms never waiting; exit 1 if not")
-      ->excludes("--json");
-  if (const auto status = cli.parse(argc, argv)) return *status;
-  if (!check_path.empty()) return check_file(check_path);
+  handoff::probes::add_lock_arm_flags(cli, s.lock_arms);
+  probe.add_report_flags("the four arms once, the no-lock arms never waiting");
+  if (const auto status = probe.parse(argc, argv, check_file)) return *status;
 
   std::vector<Arm> arms;
   for (const std::string& l : {std::string("on"), std::string("off")}) {
-    if (std::find(locks.begin(), locks.end(), l) == locks.end()) continue;
-    for (const unsigned spin : spins) arms.push_back(Arm{spin, l == "on"});
+    if (std::find(s.lock_arms.locks.begin(), s.lock_arms.locks.end(), l) == s.lock_arms.locks.end()) continue;
+    for (const unsigned spin : s.lock_arms.spins) arms.push_back(Arm{spin, l == "on"});
   }
   std::vector<Tally> tallies(arms.size());
-  for (unsigned round = 0; round < s.rounds; ++round) {
-    for (std::size_t i = 0; i < arms.size(); ++i) {
-      const std::size_t k = round % 2 == 0 ? i : arms.size() - 1 - i;
-      const RunResult r = run_arm(s, arms[k]);
-      add(tallies[k], r);
-      std::fprintf(
-          stderr, "round %u/%u %-14s %8.0f completions/s, loop %.2f us CPU each, %.2f per turn\n", round + 1, s.rounds,
-          arms[k].name().c_str(), r.wall_s > 0 ? static_cast<double>(r.completions) / r.wall_s : 0.0,
-          r.completions > 0 ? static_cast<double>(r.loop_cpu_ns) / 1e3 / static_cast<double>(r.completions) : 0,
-          per(r.completions, r.turns));
-    }
-  }
+  handoff::probes::alternate_arms(s.rounds, arms.size(), [&](unsigned round, std::size_t k) {
+    const RunResult r = run_arm(s, arms[k]);
+    add(tallies[k], r);
+    std::fprintf(stderr, "round %u/%u %-14s %8.0f completions/s, loop %.2f us CPU each, %.2f per turn\n", round + 1,
+                 s.rounds, arms[k].name().c_str(), r.wall_s > 0 ? static_cast<double>(r.completions) / r.wall_s : 0.0,
+                 r.completions > 0 ? static_cast<double>(r.loop_cpu_ns) / 1e3 / static_cast<double>(r.completions) : 0,
+                 per(r.completions, r.turns));
+  });
   Json results = Json::array();
   for (std::size_t k = 0; k < arms.size(); ++k) results.push_back(result_of(arms[k], tallies[k], s.rounds));
-  const Json doc{{"tool", kTool},
-                 {"machine", handoff::probes::machine()},
-                 {"settings", Json{{"handlers", s.handlers},
-                                   {"seconds", s.seconds},
-                                   {"rounds", s.rounds},
-                                   {"work_us", s.work_us},
-                                   {"after_post_us", s.after_post_us},
-                                   {"callback_us", s.callback_us},
-                                   {"switch_interval_us", s.switch_interval_us},
-                                   {"spin_us", spins},
-                                   {"lock", locks}}},
-                 {"results", std::move(results)}};
-  return handoff::probes::emit_report(doc, json_path, kTool, print_table);
+  return probe.report(Json{{"settings", Json{{"handlers", s.handlers},
+                                             {"seconds", s.seconds},
+                                             {"rounds", s.rounds},
+                                             {"work_us", s.work_us},
+                                             {"after_post_us", s.after_post_us},
+                                             {"callback_us", s.callback_us},
+                                             {"switch_interval_us", s.lock_arms.switch_interval_us},
+                                             {"spin_us", s.lock_arms.spins},
+                                             {"lock", s.lock_arms.locks}}},
+                           {"results", std::move(results)}},
+                      print_table);
 }
 
 }  // namespace

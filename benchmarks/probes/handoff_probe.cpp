@@ -49,6 +49,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "probe_main.h"
 #include "probe_report.h"
 #include "stats/thread_cpu.h"
 
@@ -611,12 +612,12 @@ void print_table(const Json& doc) {
 }
 
 int run(int argc, char** argv) {
-  handoff::config::CommandLine cli{"handoff-probe: the round-trip price of each cross-thread hand-off mechanism"};
+  handoff::probes::ProbeMain probe{"handoff-probe",
+                                   "handoff-probe: the round-trip price of each cross-thread hand-off mechanism"};
+  handoff::config::CommandLine& cli = probe.cli();
   std::uint64_t round_trips = 200000;
   unsigned rounds = 1;
   std::vector<std::string> only;
-  std::string json_path;
-  std::string check_path;
   cli.add_option("--round-trips", round_trips, "Round trips per mechanism per round")->range(1, 1'000'000'000);
   cli.add_option("--rounds", rounds,
                  "Rounds; each runs every mechanism once, alternating, and the report "
@@ -628,14 +629,8 @@ int run(int argc, char** argv) {
                  "Also run every mechanism beside an idle-priority spinner on each CPU, so that no "
                  "CPU goes idle (figures suffixed _busy_neighbour)")
       ->one_of({"on", "off"});
-  cli.add_option("--json", json_path, "Write the JSON report to this file (default: stdout)");
-  cli.add_option("--check", check_path,
-                 "Instead of measuring, check that FILE (written by this tool) lists every "
-                 "mechanism, in both arms, with positive costs; exit 1 if not")
-      ->excludes("--only")
-      ->excludes("--json");
-  if (const auto status = cli.parse(argc, argv)) return *status;
-  if (!check_path.empty()) return check_file(check_path);
+  probe.add_report_flags("every mechanism, in both arms, with positive costs")->excludes("--only");
+  if (const auto status = probe.parse(argc, argv, check_file)) return *status;
 
   std::vector<const Entry*> selected;
   for (const Entry& e : kMechanisms) {
@@ -649,23 +644,20 @@ int run(int argc, char** argv) {
   // samples[neighbour][mechanism]: neighbour 0 idle, 1 busy.
   std::array<std::vector<std::vector<Sample>>, 2> samples;
   samples.fill(std::vector<std::vector<Sample>>(selected.size()));
-  for (unsigned round = 0; round < rounds; ++round) {
-    // Odd rounds run the list backwards, so no mechanism always follows the same one, and
-    // swap the two arms' order for the same reason.
-    for (std::size_t k = 0; k < selected.size(); ++k) {
-      const std::size_t i = round % 2 == 0 ? k : selected.size() - 1 - k;
-      for (int j = 0; j < (busy ? 2 : 1); ++j) {
-        const int arm = busy && round % 2 == 1 ? 1 - j : j;
-        const Entry& e = *selected[i];
-        samples[arm][i].push_back(arm == 0 ? e.run(round_trips, warmup) : e.run_busy(round_trips, warmup));
-        if (!json_path.empty()) {
-          const Sample& s = samples[arm][i].back();
-          std::fprintf(stderr, "round %u/%u %-24s %-4s wall %.3f us, cpu %.3f us, sleeps %.2f\n", round + 1, rounds,
-                       std::string(e.name).c_str(), arm == 0 ? "idle" : "busy", s.wall_us, s.cpu_us(), s.sleeps);
-        }
+  // Odd rounds run the list backwards, so no mechanism always follows the same one, and
+  // swap the two arms' order for the same reason.
+  handoff::probes::alternate_arms(rounds, selected.size(), [&](unsigned round, std::size_t i) {
+    for (int j = 0; j < (busy ? 2 : 1); ++j) {
+      const int arm = busy && round % 2 == 1 ? 1 - j : j;
+      const Entry& e = *selected[i];
+      samples[arm][i].push_back(arm == 0 ? e.run(round_trips, warmup) : e.run_busy(round_trips, warmup));
+      if (probe.writes_file()) {
+        const Sample& s = samples[arm][i].back();
+        std::fprintf(stderr, "round %u/%u %-24s %-4s wall %.3f us, cpu %.3f us, sleeps %.2f\n", round + 1, rounds,
+                     std::string(e.name).c_str(), arm == 0 ? "idle" : "busy", s.wall_us, s.cpu_us(), s.sleeps);
       }
     }
-  }
+  });
 
   Json results = Json::array();
   for (std::size_t i = 0; i < selected.size(); ++i) {
@@ -685,15 +677,12 @@ int run(int argc, char** argv) {
     }
     results.push_back(std::move(r));
   }
-  const Json doc{{"tool", "handoff-probe"},
-                 {"machine", handoff::probes::machine()},
-                 {"round_trips", round_trips},
-                 {"warmup_round_trips", warmup},
-                 {"rounds", rounds},
-                 {"busy_neighbour", busy},
-                 {"results", std::move(results)}};
-
-  return handoff::probes::emit_report(doc, json_path, "handoff-probe", print_table);
+  return probe.report(Json{{"round_trips", round_trips},
+                           {"warmup_round_trips", warmup},
+                           {"rounds", rounds},
+                           {"busy_neighbour", busy},
+                           {"results", std::move(results)}},
+                      print_table);
 }
 
 }  // namespace

@@ -73,6 +73,7 @@
 #include "config/command_line.h"
 
 #include "pool/wake_channel.h"
+#include "probe_main.h"
 #include "probe_report.h"
 #include "stats/thread_cpu.h"
 #include "stats/thread_stats.h"
@@ -139,7 +140,6 @@ struct DatagramPair {
 // a `name` (the key in the JSON) and `wait`, what /proc's wchan says while one sleeps.
 // -------------------------------------------------------------------------------------
 
-// [herd.shared]
 // Chapter 01/02's lane: every receiver blocked in recv on the read end of one datagram
 // socketpair. The kernel queues the sleepers on the socket and a datagram wakes one of them.
 class SharedDatagram {
@@ -162,9 +162,7 @@ class SharedDatagram {
   int waiters_;
   DatagramPair pair_;
 };
-// [herd.shared]
 
-// [herd.futex]
 // The elastic pool's wake: one pool::WakeChannel per receiver (a state word and a futex on
 // it), and the sender wakes the one that parked last (the newest park sequence), as
 // ElasticPool::Core::wake_newest does.
@@ -212,7 +210,6 @@ class PerThreadFutex {
   std::atomic<std::uint32_t> next_seq_{0};
   std::atomic<bool> stopping_{false};
 };
-// [herd.futex]
 
 // The same choice over a datagram pair per receiver: the channel per thread, priced in the
 // primitive chapter 01 started from.
@@ -553,16 +550,15 @@ std::vector<std::string> mechanism_names() {
 }
 
 int run(int argc, char** argv) {
-  handoff::config::CommandLine cli{
-      "herd-probe: which of W threads asleep on one datagram socket the kernel wakes, and at what cost"};
+  handoff::probes::ProbeMain probe{
+      "herd-probe", "herd-probe: which of W threads asleep on one datagram socket the kernel wakes, and at what cost"};
+  handoff::config::CommandLine& cli = probe.cli();
   std::uint64_t round_trips = 2000;
   unsigned rounds = 5;
   std::vector<std::string> only;
   std::vector<int> waiters(kWaiters.begin(), kWaiters.end());
   std::string placement = "pinned";
   unsigned gap_us = 500;
-  std::string json_path;
-  std::string check_path;
   cli.add_option("--round-trips", round_trips, "Measured wakes per cell per round")->range(1, 100'000'000);
   cli.add_option("--rounds", rounds, "Rounds; the report gives the median and min/max of each figure over them")
       ->range(1u, 1000u);
@@ -576,14 +572,8 @@ int run(int argc, char** argv) {
                  "Microseconds from one answer to the next wake (the receivers' CPU idles that long); a "
                  "settle that takes longer makes the wake late, counted as a gap overrun")
       ->range(0u, 1'000'000u);
-  cli.add_option("--json", json_path, "Write the JSON report to this file (default: stdout)");
-  cli.add_option("--check", check_path,
-                 "Instead of measuring, check FILE (written by this tool): every mechanism at W = 1, 2, 4, 8 "
-                 "once, and its wake classes adding up; exit 1 if not")
-      ->excludes("--only")
-      ->excludes("--json");
-  if (const auto status = cli.parse(argc, argv)) return *status;
-  if (!check_path.empty()) return check_file(check_path);
+  probe.add_report_flags("every mechanism at W = 1, 2, 4, 8 once, and its wake classes adding up")->excludes("--only");
+  if (const auto status = probe.parse(argc, argv, check_file)) return *status;
 
   struct Cell {
     const Entry* entry;
@@ -605,20 +595,18 @@ int run(int argc, char** argv) {
                                    static_cast<std::int64_t>(gap_us) * 1000};
   Json placed = cpus.empty() ? Json(placement == "pinned" ? "unpinned (fewer than two CPUs)" : "unpinned")
                              : Json{{"sender_cpu", cpus[0]}, {"receivers_cpu", cpus[1]}};
-  for (unsigned round = 0; round < rounds; ++round) {
-    for (std::size_t k = 0; k < cells.size(); ++k) {
-      Cell& c = cells[round % 2 == 0 ? k : cells.size() - 1 - k];
-      c.samples.push_back(c.entry->run(c.waiters, cell_settings));
-      if (!json_path.empty()) {
-        const Sample& s = c.samples.back();
-        std::fprintf(stderr,
-                     "round %u/%u %-20s W=%d wall %.2f us, cpu %.2f us, woken %.2f, first/last/other %llu/%llu/%llu\n",
-                     round + 1, rounds, std::string(c.entry->name).c_str(), c.waiters, s.wall_us, s.cpu_us(),
-                     s.woken_per_wake, static_cast<unsigned long long>(s.first),
-                     static_cast<unsigned long long>(s.last), static_cast<unsigned long long>(s.other));
-      }
+  handoff::probes::alternate_arms(rounds, cells.size(), [&](unsigned round, std::size_t k) {
+    Cell& c = cells[k];
+    c.samples.push_back(c.entry->run(c.waiters, cell_settings));
+    if (probe.writes_file()) {
+      const Sample& s = c.samples.back();
+      std::fprintf(stderr,
+                   "round %u/%u %-20s W=%d wall %.2f us, cpu %.2f us, woken %.2f, first/last/other %llu/%llu/%llu\n",
+                   round + 1, rounds, std::string(c.entry->name).c_str(), c.waiters, s.wall_us, s.cpu_us(),
+                   s.woken_per_wake, static_cast<unsigned long long>(s.first), static_cast<unsigned long long>(s.last),
+                   static_cast<unsigned long long>(s.other));
     }
-  }
+  });
 
   Json results = Json::array();
   for (const Cell& c : cells) {
@@ -647,18 +635,16 @@ int run(int argc, char** argv) {
                            {"gap_overruns", total(&Sample::gap_overruns)},
                            {"wchan", c.samples.back().wchan}});
   }
-  const Json doc{
-      {"tool", "herd-probe"},
-      {"machine", handoff::probes::machine()},
-      {"settings", Json{{"round_trips", round_trips},
-                        {"rounds", rounds},
-                        {"warmup_wakes", warmup},
-                        {"gap_us", gap_us},
-                        {"waiters", waiters},
-                        {"placement", std::move(placed)},
-                        {"asleep_when", "state S in /proc/self/task/TID/stat and wchan in the expected wait"}}},
-      {"results", std::move(results)}};
-  return handoff::probes::emit_report(doc, json_path, "herd-probe", print_table);
+  return probe.report(
+      Json{{"settings", Json{{"round_trips", round_trips},
+                             {"rounds", rounds},
+                             {"warmup_wakes", warmup},
+                             {"gap_us", gap_us},
+                             {"waiters", waiters},
+                             {"placement", std::move(placed)},
+                             {"asleep_when", "state S in /proc/self/task/TID/stat and wchan in the expected wait"}}},
+           {"results", std::move(results)}},
+      print_table);
 }
 
 }  // namespace

@@ -61,6 +61,7 @@
 #include "config/command_line.h"
 
 #include "pool/completion_ring.h"
+#include "probe_main.h"
 #include "probe_report.h"
 #include "testkit/loop_wake_pingpong.h"
 
@@ -162,15 +163,14 @@ void print_table(const Json& doc) {
 }
 
 int run(int argc, char** argv) {
-  handoff::config::CommandLine cli{
-      "loop-wake-stress: wakes ping-ponged against a loop parked with no deadline, fenced and not"};
+  handoff::probes::ProbeMain probe{
+      kTool, "loop-wake-stress: wakes ping-ponged against a loop parked with no deadline, fenced and not"};
+  handoff::config::CommandLine& cli = probe.cli();
   std::vector<std::string> fences{"on", "off"};
   unsigned runs = 3;
   testkit::PingPongOptions po;
   unsigned stall_ms = 20;
   unsigned give_up_ms = 5000;
-  std::string json_path;
-  std::string check_path;
   cli.add_option("--fences", fences,
                  "Variants to run, alternated run by run: on (the ring as it ships) and off (both "
                  "seq_cst fences dropped, the broken variant)")
@@ -194,13 +194,8 @@ int run(int argc, char** argv) {
   bool unpinned = false;
   cli.add_flag("--unpinned", unpinned,
                "Leave the two threads where the scheduler puts them (default: each on its own CPU)");
-  cli.add_option("--json", json_path, "Write the JSON report to this file (default: stdout)");
-  cli.add_option("--check", check_path,
-                 "Instead of measuring, check FILE (written by this tool): both variants once, and "
-                 "no stall with the fences on; exit 1 if not")
-      ->excludes("--json");
-  if (const auto status = cli.parse(argc, argv)) return *status;
-  if (!check_path.empty()) return check_file(check_path);
+  probe.add_report_flags("both variants once, and no stall with the fences on");
+  if (const auto status = probe.parse(argc, argv, check_file)) return *status;
   po.stall_after = std::chrono::milliseconds(stall_ms);
   po.pinned = !unpinned;
   po.give_up = std::chrono::milliseconds(std::max(give_up_ms, stall_ms));
@@ -263,18 +258,16 @@ int run(int argc, char** argv) {
              {"pokes_per_wake", handoff::probes::median_min_max(t.pokes_per_wake)},
              {"late_per_wake", handoff::probes::median_min_max(t.late_per_wake)}});
   }
-  const Json doc{{"tool", kTool},
-                 {"machine", handoff::probes::machine()},
-                 {"settings", Json{{"runs", runs},
-                                   {"wakes", po.wakes},
-                                   {"lead_ticks", po.lead_ticks},
-                                   {"jitter_ticks", po.jitter_ticks},
-                                   {"stall_ms", stall_ms},
-                                   {"give_up_ms", give_up_ms},
-                                   {"pinned", po.pinned},
-                                   {"fences", selected}}},
-                 {"results", std::move(results)}};
-  return handoff::probes::emit_report(doc, json_path, kTool, print_table);
+  return probe.report(Json{{"settings", Json{{"runs", runs},
+                                             {"wakes", po.wakes},
+                                             {"lead_ticks", po.lead_ticks},
+                                             {"jitter_ticks", po.jitter_ticks},
+                                             {"stall_ms", stall_ms},
+                                             {"give_up_ms", give_up_ms},
+                                             {"pinned", po.pinned},
+                                             {"fences", selected}}},
+                           {"results", std::move(results)}},
+                      print_table);
 }
 
 }  // namespace

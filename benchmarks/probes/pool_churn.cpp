@@ -82,6 +82,8 @@
 #include "config/command_line.h"
 
 #include "evloop/event_loop.h"
+#include "interpreter_model.h"
+#include "probe_main.h"
 #include "probe_report.h"
 #include "stats/thread_cpu.h"
 #include "sync/interpreter_lock.h"
@@ -94,10 +96,12 @@ namespace handoff::bench {
 namespace {
 
 using Json = handoff::probes::Json;
+using handoff::probes::interpreted;
+using handoff::probes::per;
+using handoff::probes::Reply;
 using Pool = upstream::QueuePool<upstream::PgConnection>;
 
 constexpr const char* kTool = "pool-churn";
-constexpr std::int64_t kUnitNs = 1'000;  // interpreted work between two checkpoints
 
 struct Settings {
   unsigned drivers = 8;  // seed 003's repro: 8 driver threads
@@ -109,7 +113,7 @@ struct Settings {
   unsigned work_us = 10;
   unsigned after_post_us = 10;
   unsigned callback_us = 5;
-  unsigned switch_interval_us = 5000;  // CPython's default
+  handoff::probes::LockArms lock_arms;  // --spin-us, --lock, --switch-interval-us
   std::string pg = "hostaddr=127.0.0.1";
   std::string database = "handoff_churn";
 };
@@ -120,21 +124,6 @@ struct Arm {
   bool lock;
   std::string turn_name() const { return turn == evloop::TurnShape::drain ? "drain" : "generation"; }
   std::string name() const { return turn_name() + "/spin" + std::to_string(spin_us) + (lock ? "/lock" : "/no-lock"); }
-};
-
-/// Interpreted work: `ns` of it in 1 µs units, a checkpoint after each. Each re-take a
-/// checkpoint had to make is appended to `waits` when given.
-void interpreted(sync::InterpreterLock& lock, std::int64_t ns, std::vector<std::int64_t>* waits) {
-  for (std::int64_t done = 0; done < ns; done += kUnitNs) {
-    const std::int64_t end = stats::monotonic_ns() + kUnitNs;
-    while (stats::monotonic_ns() < end) sync::cpu_relax();
-    const std::optional<std::int64_t> w = lock.checkpoint();
-    if (w && waits != nullptr) waits->push_back(*w);
-  }
-}
-
-struct alignas(64) Reply {
-  std::atomic<std::uint32_t> seq{0};  // bumped by the loop once per request of this driver
 };
 
 /// What the loop thread read at one edge of the measured window (loop thread's values).
@@ -177,7 +166,6 @@ class ChurnRun final : public evloop::PollHooks {
 
   ~ChurnRun() = default;
 
-  // [pool_churn.run]
   RunResult run(testkit::PgMonitor& monitor) {
     std::thread loop_thread([this] { loop_main(); });
     std::vector<std::thread> drivers;
@@ -218,12 +206,11 @@ class ChurnRun final : public evloop::PollHooks {
     r.first_error = first_error_;
     return r;
   }
-  // [pool_churn.run]
 
  private:
   static sync::InterpreterLockOptions lock_options(const Settings& s, const Arm& arm) {
     sync::InterpreterLockOptions o;
-    o.switch_interval = std::chrono::microseconds(s.switch_interval_us);
+    o.switch_interval = std::chrono::microseconds(s.lock_arms.switch_interval_us);
     o.enabled = arm.lock;
     return o;
   }
@@ -307,7 +294,6 @@ class ChurnRun final : public evloop::PollHooks {
 
   void work_on_loop() { interpreted(lock_, std::int64_t{s_.callback_us} * 1000, measuring_ ? &loop_waits_ : nullptr); }
 
-  // [pool_churn.request]
   // db_route's two_queries as callbacks: check out, SELECT 1 twice on one connection, check
   // in, answer. A request holds its connection in a shared state its callbacks share.
   struct Request {
@@ -340,7 +326,6 @@ class ChurnRun final : public evloop::PollHooks {
       });
     });
   }
-  // [pool_churn.request]
 
   void finish(const Request& req, const std::string& error) {
     ++requests_;
@@ -416,15 +401,6 @@ class ChurnRun final : public evloop::PollHooks {
   std::string first_error_;
 };
 
-double percentile(std::vector<double> xs, double q) {
-  if (xs.empty()) return 0;
-  std::sort(xs.begin(), xs.end());
-  const auto i = static_cast<std::size_t>(std::lround(q * static_cast<double>(xs.size() - 1)));
-  return xs[std::min(i, xs.size() - 1)];
-}
-
-double per(double n, std::uint64_t d) { return d > 0 ? n / static_cast<double>(d) : 0.0; }
-
 struct Tally {
   std::vector<double> per_s, cpu_us, sessions_1k, opened_1k, closed_1k, waits_1k, burst_1k, catches, blocking;
   std::vector<double> per_turn, loop_wait_us;
@@ -457,10 +433,6 @@ void add(Tally& t, const RunResult& r) {
 }
 
 Json result_of(const Arm& arm, const Tally& t, unsigned rounds) {
-  double finished = 0;
-  for (const double n : t.per_turn) finished += n;
-  const double mean_turn = t.per_turn.empty() ? 0 : finished / static_cast<double>(t.per_turn.size());
-  const double wait_max = t.loop_wait_us.empty() ? 0 : *std::max_element(t.loop_wait_us.begin(), t.loop_wait_us.end());
   using handoff::probes::median_min_max;
   return Json{{"arm", arm.name()},
               {"turn", arm.turn_name()},
@@ -481,15 +453,8 @@ Json result_of(const Arm& arm, const Tally& t, unsigned rounds) {
               {"pool_opened", t.opened},
               {"pool_closed_on_checkin", t.closed_on_checkin},
               {"burst_max", t.burst_max},
-              {"completions_per_turn", Json{{"mean", mean_turn},
-                                            {"p50", percentile(t.per_turn, 0.50)},
-                                            {"p99", percentile(t.per_turn, 0.99)},
-                                            {"max", percentile(t.per_turn, 1.0)},
-                                            {"turns", t.per_turn.size()}}},
-              {"loop_lock_wait_us", Json{{"p50", percentile(t.loop_wait_us, 0.50)},
-                                         {"p99", percentile(t.loop_wait_us, 0.99)},
-                                         {"max", wait_max},
-                                         {"takes", t.loop_wait_us.size()}}},
+              {"completions_per_turn", handoff::probes::per_turn(t.per_turn)},
+              {"loop_lock_wait_us", handoff::probes::lock_waits(t.loop_wait_us)},
               {"spin_catches_per_request", median_min_max(t.catches)},
               {"blocking_waits_per_request", median_min_max(t.blocking)}};
 }
@@ -574,13 +539,11 @@ void print_table(const Json& doc) {
 }
 
 int run(int argc, char** argv) {
-  handoff::config::CommandLine cli{
-      "pool-churn: seed 003's pool churn (4 + 2 connections, 8 drivers) against a real PostgreSQL"};
+  handoff::probes::ProbeMain probe{
+      kTool, "pool-churn: seed 003's pool churn (4 + 2 connections, 8 drivers) against a real PostgreSQL"};
+  handoff::config::CommandLine& cli = probe.cli();
   Settings s;
   std::vector<std::string> turns{"drain", "generation"};
-  std::vector<unsigned> spins{0, 50};
-  std::vector<std::string> locks{"on", "off"};
-  std::string json_path, check_path;
   cli.add_option("--drivers", s.drivers, "Driver threads (requests in flight)")->range(1u, 64u);
   cli.add_option("--pool-size", s.pool_size, "The pool's idle queue (SQLAlchemy pool_size)")->range(1, 64);
   cli.add_option("--max-overflow", s.max_overflow, "Connections beyond --pool-size (SQLAlchemy max_overflow)")
@@ -597,15 +560,9 @@ int run(int argc, char** argv) {
   cli.add_option("--callback-us", s.callback_us,
                  "The loop's interpreted work at each of a request's three steps (start, after each query)")
       ->range(0u, 100'000u);
-  cli.add_option("--switch-interval-us", s.switch_interval_us,
-                 "The lock's switch interval (CPython: sys.getswitchinterval(), 5 ms)")
-      ->range(1u, 1'000'000u);
+  handoff::probes::add_lock_arm_flags(cli, s.lock_arms);
   cli.add_option("--turn", turns, "Turn shapes to run (default drain,generation)")
       ->one_of({"drain", "generation"})
-      ->delimiter(',');
-  cli.add_option("--spin-us", spins, "Loop wake spins to run (default 0,50)")->range(0u, 100'000u)->delimiter(',');
-  cli.add_option("--lock", locks, "Arms with the lock model (on) and without it (off)")
-      ->one_of({"on", "off"})
       ->delimiter(',');
   cli.add_option("--pg", s.pg,
                  "libpq conninfo of the server, by address (the rest from the PG* variables pg_virtualenv sets)")
@@ -613,15 +570,10 @@ int run(int argc, char** argv) {
   cli.add_option("--database", s.database,
                  "The pool's database, created afresh (must not be the monitor's, PGDATABASE)")
       ->show_default();
-  cli.add_option("--json", json_path, "Write the JSON report to this file (default: stdout)");
-  cli.add_option("--check", check_path,
-                 "Instead of measuring, check FILE (written by this tool): the eight arms once, each with "
-                 "requests and no errors; exit 1 if not")
-      ->excludes("--json");
-  if (const auto status = cli.parse(argc, argv)) return *status;
-  if (!check_path.empty()) return check_file(check_path);
+  probe.add_report_flags("the eight arms once, each with requests and no errors");
+  if (const auto status = probe.parse(argc, argv, check_file)) return *status;
 
-  const std::vector<Arm> arms = all_arms(turns, spins, locks);
+  const std::vector<Arm> arms = all_arms(turns, s.lock_arms.spins, s.lock_arms.locks);
   std::vector<Tally> tallies(arms.size());
   std::string server_version;
   try {
@@ -633,49 +585,44 @@ int run(int argc, char** argv) {
     }
     server_version = monitor.value("SHOW server_version");
     monitor.fresh_database(s.database);
-    for (unsigned round = 0; round < s.rounds; ++round) {
-      for (std::size_t i = 0; i < arms.size(); ++i) {
-        const std::size_t k = round % 2 == 0 ? i : arms.size() - 1 - i;
-        RunResult r;
-        {
-          ChurnRun churn(s, arms[k]);
-          r = churn.run(monitor);
-        }
-        add(tallies[k], r);
-        std::fprintf(stderr,
-                     "round %u/%u %-24s %7.0f req/s, loop %6.2f us CPU each, %6.2f new sessions/1k "
-                     "(pool opened %6.2f), %.2f per turn%s%s\n",
-                     round + 1, s.rounds, arms[k].name().c_str(), tallies[k].per_s.back(), tallies[k].cpu_us.back(),
-                     tallies[k].sessions_1k.back(), tallies[k].opened_1k.back(),
-                     per(static_cast<double>(r.requests), r.per_turn.size()), r.errors > 0 ? ", ERRORS: " : "",
-                     r.first_error.c_str());
+    handoff::probes::alternate_arms(s.rounds, arms.size(), [&](unsigned round, std::size_t k) {
+      RunResult r;
+      {
+        ChurnRun churn(s, arms[k]);
+        r = churn.run(monitor);
       }
-    }
+      add(tallies[k], r);
+      std::fprintf(stderr,
+                   "round %u/%u %-24s %7.0f req/s, loop %6.2f us CPU each, %6.2f new sessions/1k "
+                   "(pool opened %6.2f), %.2f per turn%s%s\n",
+                   round + 1, s.rounds, arms[k].name().c_str(), tallies[k].per_s.back(), tallies[k].cpu_us.back(),
+                   tallies[k].sessions_1k.back(), tallies[k].opened_1k.back(),
+                   per(static_cast<double>(r.requests), r.per_turn.size()), r.errors > 0 ? ", ERRORS: " : "",
+                   r.first_error.c_str());
+    });
   } catch (const std::exception& e) {
     std::fprintf(stderr, "pool-churn: %s\n", e.what());
     return 1;
   }
   Json results = Json::array();
   for (std::size_t k = 0; k < arms.size(); ++k) results.push_back(result_of(arms[k], tallies[k], s.rounds));
-  const Json doc{{"tool", kTool},
-                 {"machine", handoff::probes::machine()},
-                 {"settings", Json{{"drivers", s.drivers},
-                                   {"pool_size", s.pool_size},
-                                   {"max_overflow", s.max_overflow},
-                                   {"seconds", s.seconds},
-                                   {"warmup_ms", s.warmup_ms},
-                                   {"rounds", s.rounds},
-                                   {"work_us", s.work_us},
-                                   {"after_post_us", s.after_post_us},
-                                   {"callback_us", s.callback_us},
-                                   {"switch_interval_us", s.switch_interval_us},
-                                   {"turn", turns},
-                                   {"spin_us", spins},
-                                   {"lock", locks},
-                                   {"queries", "SELECT 1, twice per request"},
-                                   {"postgres", server_version}}},
-                 {"results", std::move(results)}};
-  return handoff::probes::emit_report(doc, json_path, kTool, print_table);
+  return probe.report(Json{{"settings", Json{{"drivers", s.drivers},
+                                             {"pool_size", s.pool_size},
+                                             {"max_overflow", s.max_overflow},
+                                             {"seconds", s.seconds},
+                                             {"warmup_ms", s.warmup_ms},
+                                             {"rounds", s.rounds},
+                                             {"work_us", s.work_us},
+                                             {"after_post_us", s.after_post_us},
+                                             {"callback_us", s.callback_us},
+                                             {"switch_interval_us", s.lock_arms.switch_interval_us},
+                                             {"turn", turns},
+                                             {"spin_us", s.lock_arms.spins},
+                                             {"lock", s.lock_arms.locks},
+                                             {"queries", "SELECT 1, twice per request"},
+                                             {"postgres", server_version}}},
+                           {"results", std::move(results)}},
+                      print_table);
 }
 
 }  // namespace

@@ -50,6 +50,13 @@ Json median_min_max(std::vector<double> xs) {
   return Json{{"median", median}, {"min", xs.front()}, {"max", xs.back()}};
 }
 
+double percentile(std::vector<double> xs, double q) {
+  if (xs.empty()) return 0;
+  const auto i = std::min(static_cast<std::size_t>(q * static_cast<double>(xs.size() - 1) + 0.5), xs.size() - 1);
+  std::nth_element(xs.begin(), xs.begin() + static_cast<std::ptrdiff_t>(i), xs.end());
+  return xs[i];
+}
+
 std::vector<int> two_cpus() { return testkit::two_cpus(); }
 
 bool pin_to(int cpu) { return testkit::pin_to(cpu); }

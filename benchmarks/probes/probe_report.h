@@ -24,6 +24,10 @@ Json machine();
 /// figure over rounds.
 Json median_min_max(std::vector<double> xs);
 
+/// The `q` quantile of `xs` (0 <= q <= 1), nearest rank; 0 when it is empty: how a probe
+/// reports a distribution pooled over rounds (p50, p99, max).
+double percentile(std::vector<double> xs, double q);
+
 /// The first two CPUs this process may run on, or an empty list if it may run on fewer.
 std::vector<int> two_cpus();
 

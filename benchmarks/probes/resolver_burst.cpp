@@ -47,6 +47,7 @@
 
 #include "evloop/event_loop.h"
 #include "evloop/resolver.h"
+#include "probe_main.h"
 #include "probe_report.h"
 #include "stats/thread_cpu.h"
 
@@ -115,7 +116,6 @@ struct Sample {
   std::uint64_t errors = 0;
 };
 
-// [burst.run]
 Sample run_burst(evloop::EventLoop& loop, const LookupKind& kind, std::size_t max_threads, int lookups) {
   const long baseline = threads_now();
   Sample s;
@@ -159,7 +159,6 @@ Sample run_burst(evloop::EventLoop& loop, const LookupKind& kind, std::size_t ma
   }
   return s;
 }
-// [burst.run]
 
 // -------------------------------------------------------------------------------------
 // --check FILE: the smoke test's judge of a JSON written by this tool.
@@ -243,25 +242,19 @@ void print_table(const Json& doc) {
 }
 
 int run(int argc, char** argv) {
-  handoff::config::CommandLine cli{
-      "resolver-burst: a burst of name lookups through the bounded resolver and the unbounded arm"};
+  handoff::probes::ProbeMain probe{
+      "resolver-burst", "resolver-burst: a burst of name lookups through the bounded resolver and the unbounded arm"};
+  handoff::config::CommandLine& cli = probe.cli();
   int lookups = 1000;
   unsigned rounds = 5;
   std::vector<std::string> only_bound;
-  std::string json_path;
-  std::string check_path;
   cli.add_option("--lookups", lookups, "Lookups per burst")->range(1, 100'000);
   cli.add_option("--rounds", rounds, "Rounds; the report gives the median and min/max of each figure over them")
       ->range(1u, 1000u);
   cli.add_option("--only-bound", only_bound, "Run only this arm (repeatable)")->one_of({"capped", "unbounded"});
-  cli.add_option("--json", json_path, "Write the JSON report to this file (default: stdout)");
-  cli.add_option("--check", check_path,
-                 "Instead of measuring, check FILE (written by this tool): every row once, every lookup "
-                 "answered, the capped arm within its cap; exit 1 if not")
-      ->excludes("--only-bound")
-      ->excludes("--json");
-  if (const auto status = cli.parse(argc, argv)) return *status;
-  if (!check_path.empty()) return check_file(check_path);
+  probe.add_report_flags("every row once, every lookup answered, the capped arm within its cap")
+      ->excludes("--only-bound");
+  if (const auto status = probe.parse(argc, argv, check_file)) return *status;
 
   const std::size_t cpus = evloop::affinity_cpus();
   const std::size_t cap = evloop::lookup_cap(cpus);
@@ -282,18 +275,16 @@ int run(int argc, char** argv) {
   evloop::EventLoop loop;
   auto threads_for = [&](std::string_view bound) { return bound == "capped" ? cap : ResolverOptions::kUnbounded; };
   for (Cell& c : cells) run_burst(loop, *c.kind, threads_for(c.bound), std::min(lookups, 100));  // warm-up
-  for (unsigned round = 0; round < rounds; ++round) {
-    for (std::size_t i = 0; i < cells.size(); ++i) {
-      Cell& c = cells[round % 2 == 0 ? i : cells.size() - 1 - i];
-      c.samples.push_back(run_burst(loop, *c.kind, threads_for(c.bound), lookups));
-      if (!json_path.empty()) {
-        const Sample& s = c.samples.back();
-        std::fprintf(stderr, "round %u/%u %-9s %-9s wall %.1f ms, cpu %.1f ms, threads %.0f, peak running %.0f\n",
-                     round + 1, rounds, std::string(c.kind->name).c_str(), std::string(c.bound).c_str(), s.wall_ms,
-                     s.cpu_ms, s.threads_started, s.peak_running);
-      }
+  handoff::probes::alternate_arms(rounds, cells.size(), [&](unsigned round, std::size_t k) {
+    Cell& c = cells[k];
+    c.samples.push_back(run_burst(loop, *c.kind, threads_for(c.bound), lookups));
+    if (probe.writes_file()) {
+      const Sample& s = c.samples.back();
+      std::fprintf(stderr, "round %u/%u %-9s %-9s wall %.1f ms, cpu %.1f ms, threads %.0f, peak running %.0f\n",
+                   round + 1, rounds, std::string(c.kind->name).c_str(), std::string(c.bound).c_str(), s.wall_ms,
+                   s.cpu_ms, s.threads_started, s.peak_running);
     }
-  }
+  });
 
   Json results = Json::array();
   for (const Cell& c : cells) {
@@ -319,16 +310,14 @@ int run(int argc, char** argv) {
                            {"involuntary_switches", pick(&Sample::involuntary_switches)},
                            {"errors", errors}});
   }
-  const Json doc{{"tool", "resolver-burst"},
-                 {"machine", handoff::probes::machine()},
-                 {"settings", Json{{"lookups", lookups},
-                                   {"rounds", rounds},
-                                   {"affinity_cpus", cpus},
-                                   {"cap", cap},
-                                   {"request", "getaddrinfo(\"localhost\", AF_UNSPEC, SOCK_STREAM)"},
-                                   {"artificial_delay_ms", kArtificialDelay.count()}}},
-                 {"results", std::move(results)}};
-  return handoff::probes::emit_report(doc, json_path, "resolver-burst", print_table);
+  return probe.report(Json{{"settings", Json{{"lookups", lookups},
+                                             {"rounds", rounds},
+                                             {"affinity_cpus", cpus},
+                                             {"cap", cap},
+                                             {"request", "getaddrinfo(\"localhost\", AF_UNSPEC, SOCK_STREAM)"},
+                                             {"artificial_delay_ms", kArtificialDelay.count()}}},
+                           {"results", std::move(results)}},
+                      print_table);
 }
 
 }  // namespace

@@ -32,6 +32,7 @@
 #include <x86intrin.h>
 #endif
 
+#include "probe_main.h"
 #include "probe_report.h"
 
 namespace handoff::bench {
@@ -91,7 +92,6 @@ constexpr VariantInfo kVariants[] = {
     {Variant::seq_cst_ops, "seq_cst", true},
 };
 
-// [litmus.sb]
 // One side of the pair: store 1 to `mine`, then load `theirs`. The orderings are the point
 // of the probe, so each is named here rather than at a pairing site: the other thread runs
 // the same function with the two words swapped.
@@ -112,7 +112,6 @@ inline int store_then_load(std::atomic<int>& mine, std::atomic<int>& theirs) noe
     return theirs.load(std::memory_order_seq_cst);  // seq_cst: ... so at least one load sees a store
   }
 }
-// [litmus.sb]
 
 // The shared words, each on its own cache line so that a store to one never brings the
 // other into the storing core's cache.
@@ -270,12 +269,12 @@ void print_table(const Json& doc) {
 }
 
 int run(int argc, char** argv) {
-  handoff::config::CommandLine cli{"sb-litmus: how often both loads of the store-buffering pair see the old value"};
+  handoff::probes::ProbeMain probe{"sb-litmus",
+                                   "sb-litmus: how often both loads of the store-buffering pair see the old value"};
+  handoff::config::CommandLine& cli = probe.cli();
   std::uint64_t trials = 2'000'000;
   std::uint64_t lead = 2000;
   std::vector<std::string> only;
-  std::string json_path;
-  std::string check_path;
   std::vector<std::string> names;
   for (const VariantInfo& v : kVariants) names.emplace_back(v.name);
   cli.add_option("--trials", trials, "Trials per variant and placement")->range(1, 1'000'000'000);
@@ -284,14 +283,9 @@ int run(int argc, char** argv) {
                  "on x86): longer than a cache-line transfer between the two cores")
       ->range(1, 100'000'000);
   cli.add_option("--only", only, "Run only this variant (repeatable)")->one_of(names);
-  cli.add_option("--json", json_path, "Write the JSON report to this file (default: stdout)");
-  cli.add_option("--check", check_path,
-                 "Instead of measuring, check FILE (written by this tool): every variant and placement "
-                 "once, and no both-zero outcome under a fenced variant; exit 1 if not")
-      ->excludes("--only")
-      ->excludes("--json");
-  if (const auto status = cli.parse(argc, argv)) return *status;
-  if (!check_path.empty()) return check_file(check_path);
+  probe.add_report_flags("every variant and placement once, and no both-zero outcome under a fenced variant")
+      ->excludes("--only");
+  if (const auto status = probe.parse(argc, argv, check_file)) return *status;
 
   const std::vector<int> cpus = handoff::probes::two_cpus();
   Json results = Json::array();
@@ -317,26 +311,26 @@ int run(int argc, char** argv) {
                {"late", t.late},
                {"outcomes", std::move(outcomes)}};
       if (pinned) row["cpus"] = cpus;
-      if (!json_path.empty()) {
+      if (probe.writes_file()) {
         std::fprintf(stderr, "%-16s %-9s both-zero %llu of %llu\n", v.name, placement,
                      static_cast<unsigned long long>(t.outcome[0]), static_cast<unsigned long long>(trials));
       }
       results.push_back(std::move(row));
     }
   }
-  const Json doc {
-    {"tool", "sb-litmus"}, {"machine", handoff::probes::machine()}, {"trials", trials}, {"lead_ticks", lead},
+  return probe.report(
+      Json {
+        {"trials", trials}, {"lead_ticks", lead},
 #if defined(__x86_64__) || defined(__i386__)
-        {"clock", "tsc"},
+            {"clock", "tsc"},
 #else
-        {"clock", "monotonic-ns"},
+            {"clock", "monotonic-ns"},
 #endif
-    {
-      "results", std::move(results)
-    }
-  };
-
-  return handoff::probes::emit_report(doc, json_path, "sb-litmus", print_table);
+        {
+          "results", std::move(results)
+        }
+      },
+      print_table);
 }
 
 }  // namespace

@@ -38,6 +38,7 @@
 
 #include "config/command_line.h"
 
+#include "probe_main.h"
 #include "probe_report.h"
 #include "stack/network_stack.h"
 #include "stats/thread_cpu.h"
@@ -167,13 +168,6 @@ RunResult run_arm(const Settings& s, const std::string& arm) {
   return r;
 }
 
-double percentile(std::vector<double>& xs, double q) {
-  if (xs.empty()) return 0;
-  const auto i = std::min(static_cast<std::size_t>(q * static_cast<double>(xs.size() - 1) + 0.5), xs.size() - 1);
-  std::nth_element(xs.begin(), xs.begin() + static_cast<std::ptrdiff_t>(i), xs.end());
-  return xs[i];
-}
-
 struct Tally {
   std::vector<double> rate, latency_us;
   std::uint64_t sends = 0;
@@ -186,8 +180,9 @@ Json result_of(const std::string& arm, Tally& t) {
   return Json{{"arm", arm},
               {"sends", t.sends},
               {"sends_per_s", handoff::probes::median_min_max(t.rate)},
-              {"send_latency_us",
-               Json{{"p50", percentile(t.latency_us, 0.50)}, {"p99", percentile(t.latency_us, 0.99)}, {"max", max}}},
+              {"send_latency_us", Json{{"p50", handoff::probes::percentile(t.latency_us, 0.50)},
+                                       {"p99", handoff::probes::percentile(t.latency_us, 0.99)},
+                                       {"max", max}}},
               {"lock_contends_per_send", static_cast<double>(t.totals.send_lock_contends) / n},
               {"deferred_per_send", static_cast<double>(t.totals.sends_deferred) / n},
               {"pool_empty_per_send", static_cast<double>(t.totals.pool_empty_sends) / n},
@@ -244,12 +239,13 @@ void print_table(const Json& doc) {
 }
 
 int run(int argc, char** argv) {
-  handoff::config::CommandLine cli{
+  handoff::probes::ProbeMain probe{
+      kTool,
       "stack-lock-probe: W spinning workers sending through one shared stack lock, one each, with hand-off, with a "
       "long buzz"};
+  handoff::config::CommandLine& cli = probe.cli();
   Settings s;
   std::vector<std::string> arms = kArms;
-  std::string json_path, check_path;
   cli.add_option("--workers", s.workers, "Worker threads")->range(1u, 64u);
   cli.add_option("--seconds", s.seconds, "Measured seconds per arm per round")->range(0.01, 600.0);
   cli.add_option("--rounds", s.rounds, "Rounds; arms alternate, reversed every other round")->range(1u, 1000u);
@@ -260,42 +256,37 @@ int run(int argc, char** argv) {
   cli.add_option("--refill", s.refill, "Buffers one refill moves")->range(1u, 256u);
   cli.add_option("--bytes", s.bytes, "Bytes per send")->range(1u, 4096u);
   cli.add_option("--arms", arms, "Arms to run")->one_of(kArms)->delimiter(',');
-  cli.add_option("--json", json_path, "Write the JSON report to this file (default: stdout)");
-  cli.add_option("--check", check_path, "Instead of measuring, check FILE (written by this tool)")->excludes("--json");
-  if (const auto status = cli.parse(argc, argv)) return *status;
-  if (!check_path.empty()) return check_file(check_path);
+  probe.add_report_flags(
+      "each arm once with sends, the per-worker arm never contending nor deferring, hand-offs only in the hand-off "
+      "arm");
+  if (const auto status = probe.parse(argc, argv, check_file)) return *status;
 
   std::vector<Tally> tallies(arms.size());
-  for (unsigned round = 0; round < s.rounds; ++round) {
-    for (std::size_t i = 0; i < arms.size(); ++i) {
-      const std::size_t k = round % 2 == 0 ? i : arms.size() - 1 - i;
-      RunResult r = run_arm(s, arms[k]);
-      Tally& t = tallies[k];
-      t.rate.push_back(r.wall_s > 0 ? static_cast<double>(r.sends) / r.wall_s : 0.0);
-      t.sends += r.sends;
-      t.latency_us.insert(t.latency_us.end(), r.latency_us.begin(), r.latency_us.end());
-      add_counters(t.totals, r.totals);
-      std::fprintf(stderr, "round %u/%u %-17s %9.0f sends/s, %llu pool-empty, %llu sleeps\n", round + 1, s.rounds,
-                   arms[k].c_str(), t.rate.back(), static_cast<unsigned long long>(r.totals.pool_empty_sends),
-                   static_cast<unsigned long long>(r.totals.lock.lock_sleeps));
-    }
-  }
+  handoff::probes::alternate_arms(s.rounds, arms.size(), [&](unsigned round, std::size_t k) {
+    RunResult r = run_arm(s, arms[k]);
+    Tally& t = tallies[k];
+    t.rate.push_back(r.wall_s > 0 ? static_cast<double>(r.sends) / r.wall_s : 0.0);
+    t.sends += r.sends;
+    t.latency_us.insert(t.latency_us.end(), r.latency_us.begin(), r.latency_us.end());
+    add_counters(t.totals, r.totals);
+    std::fprintf(stderr, "round %u/%u %-17s %9.0f sends/s, %llu pool-empty, %llu sleeps\n", round + 1, s.rounds,
+                 arms[k].c_str(), t.rate.back(), static_cast<unsigned long long>(r.totals.pool_empty_sends),
+                 static_cast<unsigned long long>(r.totals.lock.lock_sleeps));
+  });
   Json results = Json::array();
   for (std::size_t k = 0; k < arms.size(); ++k) results.push_back(result_of(arms[k], tallies[k]));
-  const Json doc{{"tool", kTool},
-                 {"machine", handoff::probes::machine()},
-                 {"settings", Json{{"workers", s.workers},
-                                   {"seconds", s.seconds},
-                                   {"rounds", s.rounds},
-                                   {"buzz_us", s.buzz_us},
-                                   {"long_buzz_us", s.long_buzz_us},
-                                   {"handoff_us", s.handoff_us},
-                                   {"free_pool", s.free_pool},
-                                   {"refill", s.refill},
-                                   {"bytes", s.bytes},
-                                   {"arms", arms}}},
-                 {"results", std::move(results)}};
-  return handoff::probes::emit_report(doc, json_path, kTool, print_table);
+  return probe.report(Json{{"settings", Json{{"workers", s.workers},
+                                             {"seconds", s.seconds},
+                                             {"rounds", s.rounds},
+                                             {"buzz_us", s.buzz_us},
+                                             {"long_buzz_us", s.long_buzz_us},
+                                             {"handoff_us", s.handoff_us},
+                                             {"free_pool", s.free_pool},
+                                             {"refill", s.refill},
+                                             {"bytes", s.bytes},
+                                             {"arms", arms}}},
+                           {"results", std::move(results)}},
+                      print_table);
 }
 
 }  // namespace

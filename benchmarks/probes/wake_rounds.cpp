@@ -43,6 +43,7 @@
 
 #include "pool/elastic_pool.h"
 #include "pool/ring_pool.h"
+#include "probe_main.h"
 #include "probe_report.h"
 #include "stats/thread_stats.h"
 #include "testkit/pool_rig.h"
@@ -204,12 +205,11 @@ void print_table(const Json& doc) {
 }
 
 int run(int argc, char** argv) {
-  handoff::config::CommandLine cli{"wake-rounds: seed 000's CI shape, round by round, against each wake policy"};
+  handoff::probes::ProbeMain probe{kTool, "wake-rounds: seed 000's CI shape, round by round, against each wake policy"};
+  handoff::config::CommandLine& cli = probe.cli();
   unsigned rounds = 20;
   std::vector<std::string> policies{kPolicies[0], kPolicies[1], kPolicies[2]};
   unsigned slow_ms = 300, gap_ms = 20, bound_ms = 150;
-  std::string json_path;
-  std::string check_path;
   cli.add_option("--rounds", rounds, "Rounds per policy")->range(1u, 10000u);
   cli.add_option("--policies", policies, "Policies to run, alternated round by round")
       ->one_of({"shared", "chained", "elastic"})
@@ -217,13 +217,8 @@ int run(int argc, char** argv) {
   cli.add_option("--slow-ms", slow_ms, "How long each slow job holds its thread")->range(1u, 60'000u);
   cli.add_option("--gap-ms", gap_ms, "From the slow jobs' submit to the fast job's")->range(0u, 60'000u);
   cli.add_option("--bound-ms", bound_ms, "A fast job answered later than this loses the round")->range(1u, 60'000u);
-  cli.add_option("--json", json_path, "Write the JSON report to this file (default: stdout)");
-  cli.add_option("--check", check_path,
-                 "Instead of measuring, check FILE (written by this tool): every policy once, with "
-                 "counters that add up; exit 1 if not")
-      ->excludes("--json");
-  if (const auto status = cli.parse(argc, argv)) return *status;
-  if (!check_path.empty()) return check_file(check_path);
+  probe.add_report_flags("every policy once, with counters that add up");
+  if (const auto status = probe.parse(argc, argv, check_file)) return *status;
 
   std::vector<std::string> selected;
   for (const char* p : kPolicies) {
@@ -239,19 +234,15 @@ int run(int argc, char** argv) {
                         "wake-rounds: every round of every policy");
 
   std::vector<std::vector<Round>> got(selected.size());
-  for (unsigned round = 0; round < rounds; ++round) {
-    for (std::size_t k = 0; k < selected.size(); ++k) {
-      const std::size_t i = round % 2 == 0 ? k : selected.size() - 1 - k;
-      got[i].push_back(run_policy(selected[i], shape));
-      const Round& r = got[i].back();
-      std::fprintf(stderr,
-                   "round %u/%u %-7s fast %8.2f ms%s  stolen %llu chained %llu age %llu wakes %llu parks %llu\n",
-                   round + 1, rounds, selected[i].c_str(), r.fast_ms, r.lost ? " LOST" : "     ",
-                   static_cast<unsigned long long>(r.counts[0]), static_cast<unsigned long long>(r.counts[1]),
-                   static_cast<unsigned long long>(r.counts[2]), static_cast<unsigned long long>(r.counts[3]),
-                   static_cast<unsigned long long>(r.counts[4]));
-    }
-  }
+  handoff::probes::alternate_arms(rounds, selected.size(), [&](unsigned round, std::size_t i) {
+    got[i].push_back(run_policy(selected[i], shape));
+    const Round& r = got[i].back();
+    std::fprintf(stderr, "round %u/%u %-7s fast %8.2f ms%s  stolen %llu chained %llu age %llu wakes %llu parks %llu\n",
+                 round + 1, rounds, selected[i].c_str(), r.fast_ms, r.lost ? " LOST" : "     ",
+                 static_cast<unsigned long long>(r.counts[0]), static_cast<unsigned long long>(r.counts[1]),
+                 static_cast<unsigned long long>(r.counts[2]), static_cast<unsigned long long>(r.counts[3]),
+                 static_cast<unsigned long long>(r.counts[4]));
+  });
 
   Json results = Json::array();
   for (std::size_t i = 0; i < selected.size(); ++i) {
@@ -276,17 +267,15 @@ int run(int argc, char** argv) {
                            {"wakes_sent", totals[3]},
                            {"parks", totals[4]}});
   }
-  const Json doc{{"tool", kTool},
-                 {"machine", handoff::probes::machine()},
-                 {"settings", Json{{"rounds", rounds},
-                                   {"threads", kThreads},
-                                   {"slow_jobs", kSlowJobs},
-                                   {"slow_ms", slow_ms},
-                                   {"gap_ms", gap_ms},
-                                   {"bound_ms", bound_ms},
-                                   {"policies", selected}}},
-                 {"results", std::move(results)}};
-  return handoff::probes::emit_report(doc, json_path, kTool, print_table);
+  return probe.report(Json{{"settings", Json{{"rounds", rounds},
+                                             {"threads", kThreads},
+                                             {"slow_jobs", kSlowJobs},
+                                             {"slow_ms", slow_ms},
+                                             {"gap_ms", gap_ms},
+                                             {"bound_ms", bound_ms},
+                                             {"policies", selected}}},
+                           {"results", std::move(results)}},
+                      print_table);
 }
 
 }  // namespace

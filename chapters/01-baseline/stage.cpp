@@ -2,10 +2,9 @@
 // for each part it composes.
 #include "server/stage.h"
 
-// [stage.main]
+using handoff::server::Stage;
+
 int main(int argc, char** argv) {
-  handoff::server::Stage stage{
-      "handoff stage 01: epoll loop + handler pool over datagram socketpairs"};
+  Stage stage{"handoff stage 01: epoll loop + handler pool over datagram socketpairs"};
   return stage.run(argc, argv);
 }
-// [stage.main]

@@ -2,11 +2,10 @@
 // for each part it composes.
 #include "server/stage.h"
 
-// [stage.main]
+using handoff::server::Stage;
+
 int main(int argc, char** argv) {
-  handoff::server::Stage stage{
-      "handoff stage 02: the hand-off in Vyukov rings, spin-then-park, wake only a parked thread"};
+  Stage stage{"handoff stage 02: the hand-off in Vyukov rings, spin-then-park, wake only a parked thread"};
   stage.ring_handoff();
   return stage.run(argc, argv);
 }
-// [stage.main]

@@ -2,14 +2,13 @@
 // for each part it composes.
 #include "server/stage.h"
 
-// [stage.main]
+using handoff::server::Stage;
+
 int main(int argc, char** argv) {
-  handoff::server::Stage stage{
-      "handoff stage 04: the worker's loop is a callback event loop; --turn picks a turn's shape"};
+  Stage stage{"handoff stage 04: the worker's loop is a callback event loop; --turn picks a turn's shape"};
   stage.ring_handoff();
   stage.wake_policy();
   stage.event_loop();
   stage.upstream();
   return stage.run(argc, argv);
 }
-// [stage.main]

@@ -2,10 +2,10 @@
 // for each part it composes.
 #include "server/stage.h"
 
-// [stage.main]
+using handoff::server::Stage;
+
 int main(int argc, char** argv) {
-  handoff::server::Stage stage{
-      "handoff stage 05: --topology shard|pool, --stack shared|per-worker and the stack lock's switches"};
+  Stage stage{"handoff stage 05: --topology shard|pool, --stack shared|per-worker and the stack lock's switches"};
   stage.ring_handoff();
   stage.wake_policy();
   stage.event_loop();
@@ -14,4 +14,3 @@ int main(int argc, char** argv) {
   stage.stack_model();
   return stage.run(argc, argv);
 }
-// [stage.main]

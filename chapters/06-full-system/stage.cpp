@@ -2,10 +2,10 @@
 // for each part it composes.
 #include "server/stage.h"
 
-// [stage.main]
+using handoff::server::Stage;
+
 int main(int argc, char** argv) {
-  handoff::server::Stage stage{
-      "handoff stage 06: the full system, every chapter's winner on by default; --like, --config, /metrics"};
+  Stage stage{"handoff stage 06: the full system, every chapter's winner on by default; --like, --config, /metrics"};
   stage.ring_handoff();
   stage.wake_policy();
   stage.event_loop();
@@ -17,4 +17,3 @@ int main(int argc, char** argv) {
   stage.metrics();
   return stage.run(argc, argv);
 }
-// [stage.main]

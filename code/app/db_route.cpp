@@ -141,7 +141,6 @@ std::vector<std::string> first_params(long sleep_ms) {
 std::string second_statement() { return "SELECT $1::int + 1"; }
 std::vector<std::string> second_params(long n) { return {std::to_string(n)}; }
 
-// [db.route]
 // Seed 003's request: one connection for two statements, checked in before the answer. With
 // sleep_ms > 0 the first statement stays in flight that long (the tests of a client gone
 // mid-query and of a drain).
@@ -162,7 +161,6 @@ evloop::Task<http::Response> two_queries(DbServices::Pool& pool, long n, long sl
   conn.release();
   co_return answered(one, two, pid);
 }
-// [db.route]
 
 }  // namespace
 

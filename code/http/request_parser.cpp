@@ -206,7 +206,6 @@ const llhttp_settings_t& RequestParser::Impl::settings() {
   return s;
 }
 
-// [request_parser.feed]
 // llhttp runs over the bytes until it has consumed them all, fails, or pauses at the end
 // of a head or a message. After a pause the judgement that needs the exact offset is
 // made here, and llhttp resumes on the rest (even when no byte is left: a head that
@@ -263,7 +262,6 @@ void RequestParser::Impl::feed(std::string_view bytes) {
     llhttp_resume(&llp);
   }
 }
-// [request_parser.feed]
 
 void RequestParser::Impl::fail_from_llhttp(llhttp_errno_t err) {
   if (error_status != 0) {  // a callback of ours refused and has said why

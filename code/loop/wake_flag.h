@@ -1,9 +1,11 @@
 // loop/wake_flag: a loop thread's "I am about to wait" flag and the socket that wakes it
 // (chapter 03, taken out of pool/completion_ring in chapter 04).
-// Role: the one copy of chapter 03's loop-side wake protocol: the loop raises the flag,
-// fences, re-checks its queues, then waits in epoll on loop_fd(); a producer pushes, fences,
-// reads the flag and pokes the socket only if it was raised. pool/completion_ring (frames)
-// and evloop/event_loop (call_soon_threadsafe) both wake their loop through it.
+// Role: chapter 03's loop-side wake protocol with the channel that carries its poke: the
+// loop raises the flag, fences, re-checks its queues, then waits in epoll on loop_fd(); a
+// producer pushes, fences, reads the flag and pokes the channel only if it was raised. The
+// protocol itself (the flag and both fences) has its one copy in loop/wait_flag; this adds
+// the channel (a datagram socketpair or an eventfd). pool/completion_ring (frames),
+// evloop/event_loop (call_soon_threadsafe) and evloop/coordinator wake their loops through it.
 #pragma once
 
 #include <atomic>

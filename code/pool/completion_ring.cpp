@@ -29,11 +29,9 @@ void CompletionRing::poke_loop_if_waiting(stats::ThreadStats& stats) {
 }
 // [completion.push]
 
-// [completion.loop]
 void CompletionRing::announce_wait() noexcept { wake_.announce_wait(); }
 
 void CompletionRing::end_wait() noexcept { wake_.end_wait(); }
-// [completion.loop]
 
 std::size_t CompletionRing::drain(FrameSink& sink) {
   std::size_t answers = 0;

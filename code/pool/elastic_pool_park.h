@@ -40,12 +40,12 @@ class ElasticPark {
   /// How a park's two steps ended.
   enum class Outcome { took_job, stop, sleep };
 
-  // [elastic.park]
   /// A pool thread's park on its word `me` (a WakeWord), against `jobs` (an MpmcRing):
   /// announce and re-check in `order`, running `between` between the two steps (a test
   /// hook; a no-op in production). took_job: `job` holds a job; stop: the stop flag is up
   /// and the ring empty; sleep: the thread is counted parked and must sleep on `me` with
   /// `seq` until a waker moves it to WOKEN (the waker lowered the count).
+  // [elastic.park]
   template <class Word, class Ring, class Job, class Between>
   Outcome park(Word& me, Ring& jobs, Job& job, ParkOrder order, ParkFence fence, Between&& between,
                std::uint32_t& seq) noexcept {

@@ -1,7 +1,8 @@
 // pool/handler_pool: the interface every loop↔pool hand-off implements (chapter 01).
 // Role: let one event loop drive any hand-off variant (datagram socketpairs in chapter
-// 01, rings in chapter 02, ...) through the same five calls, so stages differ only in
-// which pool their composition root builds.
+// 01, rings in chapter 02, the elastic pool in chapter 03) through the same calls (bind,
+// submit, the wait hooks, stop), so that a stage changes its hand-off by the PoolFactory
+// it gives the server and nothing else.
 #pragma once
 
 #include <cstddef>
@@ -24,9 +25,9 @@ struct PoolConfig {
 
 /// A pool of handler threads fed by one loop thread.
 ///
-/// Threading: bind(), submit(), ready_to_wait(), after_wait() and stop() are called by the
-/// loop thread only. Jobs may complete on any pool thread; their frames reach the FrameSink
-/// on the loop thread, in the order each job emitted them.
+/// Threading: every call below is made by the loop thread only. Jobs may complete on any
+/// pool thread; their frames reach the FrameSink on the loop thread, in the order each job
+/// emitted them.
 class HandlerPool {
  public:
   virtual ~HandlerPool() = default;
@@ -54,7 +55,8 @@ class HandlerPool {
   /// that must look at its threads' progress while jobs wait caps it (chapter 03's age
   /// check); the default, kNoWaitCap, leaves the loop's own timeout alone.
   virtual int max_wait_ms() { return kNoWaitCap; }
-  /// Stop every thread (a poison pill each) after the jobs already submitted, delivering
+  /// Stop every thread (a poison pill each in the datagram and ring pools; the elastic pool
+  /// raises a stop flag and wakes every thread) after the jobs already submitted, delivering
   /// their frames as they come, and join; but no later than `deadline_ns` (monotonic, as
   /// stats::monotonic_ns): from then on jobs not yet started are dropped unrun, and a
   /// thread still inside a handler is let go of (detached; the frames it emits later go

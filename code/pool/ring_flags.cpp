@@ -4,8 +4,6 @@
 
 #include <CLI/CLI.hpp>
 
-#include <algorithm>
-#include <cstdlib>
 #include <memory>
 #include <string>
 #include <vector>
@@ -61,17 +59,10 @@ void add_wake_flag(CLI::App& app, RingChoice& c) {
 
 PoolFactory ring_pool_factory(RingChoice c) {
   c.ring = config::env_override("HANDOFF_POOL_RING", c.ring);
-  for (auto [env, value] :
-       {std::pair{"HANDOFF_POOL_SPIN_US", &c.spin_us}, std::pair{"HANDOFF_LOOP_SPIN_US", &c.loop_spin_us},
-        std::pair{"HANDOFF_POOL_AGE_US", &c.age_us}}) {
-    if (const char* v = std::getenv(env); v != nullptr && *v != '\0') *value = std::strtod(v, nullptr);
-  }
-  if (const char* v = std::getenv("HANDOFF_POOL_WAKE"); c.wake_flag && v != nullptr && *v != '\0') {
-    if (std::find(kWakePolicies.begin(), kWakePolicies.end(), v) == kWakePolicies.end()) {
-      throw CLI::ValidationError("HANDOFF_POOL_WAKE", "expected a --pool-wake value, got '" + std::string(v) + "'");
-    }
-    c.wake = v;
-  }
+  c.spin_us = config::env_override("HANDOFF_POOL_SPIN_US", c.spin_us);
+  c.loop_spin_us = config::env_override("HANDOFF_LOOP_SPIN_US", c.loop_spin_us);
+  c.age_us = config::env_override("HANDOFF_POOL_AGE_US", c.age_us);
+  if (c.wake_flag) c.wake = config::env_override("HANDOFF_POOL_WAKE", "--pool-wake", kWakePolicies, c.wake);
   if (!c.ring) {
     return [](const PoolConfig& config) { return std::make_unique<DatagramPool>(config); };
   }

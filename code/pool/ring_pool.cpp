@@ -219,7 +219,9 @@ void RingPool::Core::thread_main(stats::ThreadStats& stats, HandlerSlot& slot) {
   stats.detach_current_thread();
   slot.finish();  // the last touch: stop() may join and free the loop's world after it
 }
+// [ring.thread]
 
+// [ring.poll_lane]
 bool RingPool::Core::poll_lane(stats::ThreadStats& stats) {
   std::uint64_t word;
   const int flags = MSG_DONTWAIT | (options.lane_poll_takes_pokes ? 0 : MSG_PEEK);
@@ -238,7 +240,7 @@ bool RingPool::Core::poll_lane(stats::ThreadStats& stats) {
     wait_word.return_stolen_credit(options.credit_return);
   }
 }
-// [ring.thread]
+// [ring.poll_lane]
 
 // [ring.chain]
 void RingPool::Core::pass_wake_on(stats::ThreadStats& stats) {
@@ -282,6 +284,8 @@ Job* RingPool::Core::park(stats::ThreadStats& stats, bool& pill) {
     stats.add(stats::Counter::syscalls);
   } while (n < 0 && errno == EINTR);
   const bool poke = n == static_cast<ssize_t>(sizeof word) && word == kPoke;
+  // [ring.park]
+  // [ring.unpark]
   // Leave the parked count and give back the poke's credit in ONE step. A waker pokes only
   // while parked > wakes in flight. Lowered apart, parked first, a submit between the two
   // steps sees this thread's credit still out for a thread that no longer waits: one
@@ -301,7 +305,7 @@ Job* RingPool::Core::park(stats::ThreadStats& stats, bool& pill) {
   pill = !poke;  // a pill, or the lane is broken: either way, stop
   return nullptr;
 }
-// [ring.park]
+// [ring.unpark]
 
 bool RingPool::Core::run(stats::ThreadStats& stats, HandlerSlot& slot, Job* job) {
   const bool counted_in_flight = !job->task;  // see in_flight_
@@ -316,7 +320,6 @@ bool RingPool::Core::run(stats::ThreadStats& stats, HandlerSlot& slot, Job* job)
   return outcome != RunOutcome::thread_abandoned;
 }
 
-// [ring.stop]
 std::size_t RingPool::stop(std::int64_t deadline_ns) {
   if (stopped_ || threads_.empty()) {
     stopped_ = true;
@@ -363,6 +366,5 @@ std::size_t RingPool::stop(std::int64_t deadline_ns) {
   // relaxed: the threads that counted have been joined (the join orders their counts).
   return dropped_here + core_->deadline_drops.load(std::memory_order_relaxed);
 }
-// [ring.stop]
 
 }  // namespace handoff::pool

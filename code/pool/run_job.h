@@ -13,6 +13,7 @@
 #include <memory>
 #include <string>
 
+#include "pool/frame_responder.h"
 #include "pool/handler_slot.h"
 #include "pool/job.h"
 #include "stats/thread_stats.h"
@@ -38,7 +39,6 @@ struct RunContext {
 template <class Emit>
 RunOutcome run_job(Job* job, const RunContext& ctx, Emit emit) {
   const std::unique_ptr<Job> owned(job);
-  // [run_job.drop]
   // relaxed (both): a flag, looked at once per job; a late look runs one job for nobody
   // (or one a stuck-handler deadline then lets go of), and nothing is read through it.
   if (ctx.past_deadline.load(std::memory_order_relaxed) ||
@@ -46,8 +46,6 @@ RunOutcome run_job(Job* job, const RunContext& ctx, Emit emit) {
     ctx.stats.add(stats::Counter::jobs_abandoned);
     return RunOutcome::dropped;
   }
-  // [run_job.drop]
-  // [run_job.task]
   if (job->task) {  // run_in_executor's work: no responder, no frame; it hands its result over itself
     ctx.slot.enter_handler();
     job->task->run();
@@ -56,7 +54,6 @@ RunOutcome run_job(Job* job, const RunContext& ctx, Emit emit) {
     ctx.stats.add(stats::Counter::requests);
     return RunOutcome::ran;
   }
-  // [run_job.task]
   bool inside = false;     // the thread is inside the handler (holds no token)
   bool abandoned = false;  // stop() let go of it: frames go nowhere from now on
   auto guarded = [&](Frame* frame) {
@@ -87,7 +84,6 @@ RunOutcome run_job(Job* job, const RunContext& ctx, Emit emit) {
   }
   if (abandoned || !ctx.slot.leave_handler()) return RunOutcome::thread_abandoned;
   inside = false;
-  // [run_job.fail]
   if (failure.empty() && responder.progress() != FrameResponder<decltype(guarded)>::Progress::done) {
     failure = "returned without answering";
   }
@@ -97,7 +93,6 @@ RunOutcome run_job(Job* job, const RunContext& ctx, Emit emit) {
                  failure.c_str());
     responder.fail();  // a 500 if nothing was sent, an abort if a stream had begun
   }
-  // [run_job.fail]
   ctx.stats.add(stats::Counter::requests);
   return RunOutcome::ran;
 }

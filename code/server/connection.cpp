@@ -117,7 +117,9 @@ void Connection::pump() {
   }
   pumping_ = false;
 }
+// [connection.read]
 
+// [connection.dispatch]
 // One request at a time, each only while may_dispatch() allows: so a single read of many
 // small pipelined requests cannot start more work than the limits say.
 void Connection::dispatch_ready() {
@@ -151,7 +153,7 @@ void Connection::dispatch_ready() {
     head_started_ns_ = 0;
   }
 }
-// [connection.read]
+// [connection.dispatch]
 
 void Connection::reject(int status, std::string_view reason) {
   if (rejected_) return;  // one error answer per connection
@@ -185,6 +187,8 @@ void Connection::apply(std::uint64_t seq, pool::Frame::Kind kind, http::Response
       emit(ex, std::move(bytes));
       if (!ex.head_only && !r.body.empty()) emit(ex, std::move(r.body));
       break;
+      // [connection.apply]
+      // [connection.apply_stream]
     case pool::Frame::Kind::stream_head:
       // HTTP/1.0 cannot read chunks: its stream ends when the connection does.
       ex.chunked = ex.version_minor >= 1;
@@ -222,6 +226,7 @@ void Connection::apply(std::uint64_t seq, pool::Frame::Kind kind, http::Response
   }
   pump();  // an exchange finished, or the answers held shrank: dispatch and reading may resume
 }
+// [connection.apply_stream]
 
 void Connection::apply_pooled(pool::Frame& frame) {
   // The pool thread counted this body in the ticket before it sent the frame; from here
@@ -236,6 +241,7 @@ void Connection::apply_pooled(pool::Frame& frame) {
   apply(frame.seq, frame.kind, std::move(frame.response));
 }
 
+// [connection.emit]
 void Connection::emit(Exchange& ex, std::string&& bytes) {
   if (ex.seq == exchanges_.front().seq) {
     queue_out(std::move(bytes));
@@ -265,7 +271,9 @@ void Connection::count_unsent(std::int64_t delta) noexcept {
   // little longer. It orders no other data: the bytes themselves travel in frames.
   ticket_->unsent_bytes.fetch_add(delta, std::memory_order_relaxed);
 }
+// [connection.emit]
 
+// [connection.advance]
 void Connection::advance() {
   while (!exchanges_.empty() && exchanges_.front().done) {
     const bool keep_alive = exchanges_.front().keep_alive;
@@ -297,7 +305,7 @@ void Connection::advance() {
     queue_out(std::string(http::k100Continue));
   }
 }
-// [connection.apply]
+// [connection.advance]
 
 // [connection.flush]
 void Connection::flush() {
@@ -330,6 +338,8 @@ void Connection::flush() {
       close_now();
       return;
     }
+    // [connection.flush]
+    // [connection.flush_loop]
     last_activity_ns_ = worker_.now_ns();
     wrote = true;
     std::size_t left = static_cast<std::size_t>(n);
@@ -348,7 +358,7 @@ void Connection::flush() {
   }
   after_flush(wrote);
 }
-// [connection.flush]
+// [connection.flush_loop]
 
 // What follows a flush: close or shut down once every answer is out, or read on.
 void Connection::after_flush(bool wrote) {
@@ -383,6 +393,8 @@ bool Connection::all_out() {
 void Connection::flush_through_stack() {
   stack::StackSocket& socket = *stack_socket_;
   bool wrote = false;
+  // [connection.flush_stack]
+  // [connection.flush_stack_loop]
   while (!outq_.empty() && writable_) {
     if (socket.queued() > kStackQueueLimit) {
       writable_ = false;  // the output edge pushes the queue and resumes us
@@ -416,7 +428,7 @@ void Connection::flush_through_stack() {
   if (wrote) last_activity_ns_ = worker_.now_ns();
   after_flush(wrote);
 }
-// [connection.flush_stack]
+// [connection.flush_stack_loop]
 
 // A plain close() with unread input makes the kernel send a reset, which can destroy
 // the error response still in flight. So: shut our side, read and discard until the

@@ -53,7 +53,6 @@ class LoopResponder final : public http::Responder {
     apply_(pool::Frame::Kind::end, {});
   }
 
-  // [loop_responder.finish]
   /// The handler has returned, or thrown `error`. A handler that throws, or returns without
   /// answering, must not end the process or leave its exchange open for ever: answer 500,
   /// or, if its stream had begun, end the stream unterminated and close (the client sees a
@@ -72,7 +71,6 @@ class LoopResponder final : public http::Responder {
     }
     state_ = State::answered;
   }
-  // [loop_responder.finish]
 
  private:
   Apply apply_;

@@ -3,11 +3,11 @@
 
 #include <CLI/CLI.hpp>
 
-#include "config/choice.h"
-
-#include <cstdlib>
 #include <map>
 #include <string>
+
+#include "config/choice.h"
+#include "config/env_switch.h"
 
 namespace handoff::server {
 
@@ -15,16 +15,6 @@ namespace {
 const std::map<std::string, Topology> kTopologies{{"shard", Topology::shard}, {"pool", Topology::pool}};
 const std::map<std::string, StackPlacement> kStacks{{"shared", StackPlacement::shared},
                                                     {"per-worker", StackPlacement::per_worker}};
-
-/// The environment variable `env`, if set and not empty, as one of `values`.
-template <class T>
-void env_choice(const char* env, const std::map<std::string, T>& values, T& out) {
-  const char* v = std::getenv(env);
-  if (v == nullptr || *v == '\0') return;
-  const auto it = values.find(v);
-  if (it == values.end()) throw CLI::ValidationError(env, "unknown value '" + std::string(v) + "'");
-  out = it->second;
-}
 }  // namespace
 
 void add_core_flags(CLI::App& app, ServerOptions& o) {
@@ -86,8 +76,8 @@ void add_stack_model_flags(CLI::App& app, ServerOptions& o) {
 }
 
 void apply_topology_env(ServerOptions& o) {
-  env_choice("HANDOFF_TOPOLOGY", kTopologies, o.topology);
-  env_choice("HANDOFF_STACK", kStacks, o.stack);
+  o.topology = config::env_override("HANDOFF_TOPOLOGY", "--topology", kTopologies, o.topology);
+  o.stack = config::env_override("HANDOFF_STACK", "--stack", kStacks, o.stack);
 }
 
 }  // namespace handoff::server

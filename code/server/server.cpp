@@ -70,6 +70,8 @@ Server::Server(ServerOptions options, const app::Router& router, stats::Registry
     if (options_.dispatch == Dispatch::pool) pool = make_pool(pool::PoolConfig{i, options_.blocking_threads});
     workers_.push_back(std::make_unique<Worker>(options_, i, router, registry, std::move(pool), std::move(listener)));
   }
+  // [server.topology]
+  // [server.topology_stack]
   // Once, here, the workers say nothing; after every listener opened, so a start that fails
   // is still the one line that says why.
   if (options_.stack == StackPlacement::per_worker && !net::OnloadExt::lookup().available()) {
@@ -91,7 +93,7 @@ Server::Server(ServerOptions options, const app::Router& router, stats::Registry
     workers_.front()->accept_for(std::move(all));  // worker i gets the accepted sockets n with n % W == i
   }
 }
-// [server.topology]
+// [server.topology_stack]
 
 Server::~Server() {
   stop();

@@ -98,7 +98,9 @@ bool Worker::run_turn(int max_wait_ms) {
   after_poll(timeout);
   return true;
 }
+// [worker.run]
 
+// [worker.poll_hooks]
 int Worker::before_poll() {
   int timeout = wait_timeout_ms();
   if (pool_ && !pool_->ready_to_wait()) timeout = 0;
@@ -119,11 +121,10 @@ void Worker::after_poll(int timeout_ms) {
   if (now >= next_sweep_ns_) sweep(now);
   closed_.clear();
 }
-// [worker.run]
+// [worker.poll_hooks]
 
 void Worker::start_loop() {
   loop_stats_.attach_current_thread();
-  // [worker.own_stack]
   // Chapter 05: under Onload, name a stack private to this thread before any socket is
   // made or moved here; adopt() then moves each socket into it. Without Onload the Server
   // has said so once (own-stack=no) and nothing is called.
@@ -140,7 +141,6 @@ void Worker::start_loop() {
     own_stack_ = true;
     std::fprintf(stderr, "handoff: worker %d own-stack=yes (stack %s)\n", index_, name.c_str());
   }
-  // [worker.own_stack]
   if (event_loop_) event_loop_->set_poll_hooks(this);
   next_sweep_ns_ = clock_() + sweep_interval_ns_;
   if (listener_.fd() >= 0) reactor_.add(listener_.fd(), EPOLLIN, &accept_cb_);
@@ -221,7 +221,6 @@ void Worker::on_accept() {
   }
 }
 
-// [worker.pool_topology]
 // Chapter 05's pool topology: the acceptor deals its accepted sockets round robin, keeping
 // its own share and posting the others into their workers' loops.
 void Worker::hand_accepted(net::Fd fd) {
@@ -275,7 +274,6 @@ void Worker::take_handed_in() {
     adopt(std::move(fd));
   }
 }
-// [worker.pool_topology]
 
 // [worker.dispatch]
 void Worker::dispatch(Connection& conn, std::uint64_t seq, http::Request&& request) {

@@ -41,7 +41,6 @@ void bump(stats::ThreadStats* counts, stats::Counter c) noexcept {
 }
 }  // namespace
 
-// [network_stack.transmit]
 // Under the lock. One send(2); the bytes it took leave the socket's count.
 std::size_t NetworkStack::send_now(StackSocket& socket, const char* data, std::size_t len) noexcept {
   ssize_t n;
@@ -94,7 +93,6 @@ void NetworkStack::transmit(StackSocket& socket, const char* data, std::size_t l
   socket.sendq_.erase(0, taken);
   settle(socket, taken);
 }
-// [network_stack.transmit]
 
 // The deferred send, run by the lock holder: a = the socket, b = packet index (high 32) and
 // length.
@@ -191,6 +189,8 @@ SendResult NetworkStack::send(StackSocket& socket, std::span<const iovec> parts,
     at += p.iov_len;
   }
 
+  // [network_stack.send]
+  // [network_stack.send_locked]
   if (lock_.try_lock()) {
     result.path = SendPath::direct;
     transmit(socket, reinterpret_cast<const char*>(pool_.data(index)), len);
@@ -223,7 +223,7 @@ SendResult NetworkStack::send(StackSocket& socket, std::span<const iovec> parts,
   }
   return result;
 }
-// [network_stack.send]
+// [network_stack.send_locked]
 
 std::size_t NetworkStack::push(StackSocket& socket, stats::ThreadStats* counts) noexcept {
   bump(pushes_);

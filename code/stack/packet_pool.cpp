@@ -48,7 +48,6 @@ std::int32_t PacketPool::try_take() noexcept {
 }
 // [packet_pool.take]
 
-// [packet_pool.give_back]
 void PacketPool::give_back(std::uint32_t index) noexcept {
   // relaxed: a guess for the CAS, which orders.
   std::uint64_t head = head_.load(std::memory_order_relaxed);
@@ -65,7 +64,6 @@ void PacketPool::give_back(std::uint32_t index) noexcept {
     }
   }
 }
-// [packet_pool.give_back]
 
 void PacketPool::release_locked(std::uint32_t index) { reserve_.push_back(index); }
 

@@ -103,13 +103,13 @@ class LockWord {
   /// What one step of an unlock did (release_step()).
   enum class Step { list_taken, handoff_withdrawn, released };
 
-  // [stack_lock_word.release]
   /// The holder's unlock, from the guess `w`, up to its next act: list_taken (the deferred
   /// list is detached; `w` is the word that held it: run it, then look() and call again),
   /// handoff_withdrawn (HANDOFF_WANTED cleared, LOCKED kept: publish the token and wake the
   /// requester) or released (`w` is the word released: wake a sleeper if it says
   /// NEED_WAKE). `before_release` runs each time the list is found empty, just before the
   /// word's last CAS (StackLockOptions::before_release). A failed CAS looks again.
+  // [stack_lock_word.release]
   template <class BeforeRelease>
   Step release_step(std::uint32_t& w, BeforeRelease&& before_release, ReleaseBy how) noexcept {
     for (;;) {

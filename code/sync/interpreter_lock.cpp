@@ -43,6 +43,8 @@ std::int64_t InterpreterLock::acquire() {
     counters_.wait_ns_total += waited;
     counters_.wait_ns_max = std::max(counters_.wait_ns_max, waited);
   }
+  // [gil.take]
+  // [gil.taken]
   locked_ = true;
   holder_ = me;
   ++counters_.acquisitions;
@@ -58,9 +60,8 @@ std::int64_t InterpreterLock::acquire() {
   drop_request_.store(false, std::memory_order_relaxed);  // relaxed: as the store above
   return waited;
 }
-// [gil.take]
+// [gil.taken]
 
-// [gil.drop]
 void InterpreterLock::release() {
   if (!options_.enabled) return;
   const std::thread::id me = std::this_thread::get_id();
@@ -78,16 +79,13 @@ void InterpreterLock::release() {
     switch_cond_.wait(lk, [&] { return last_holder_ != me; });
   }
 }
-// [gil.drop]
 
-// [gil.checkpoint]
 std::optional<std::int64_t> InterpreterLock::checkpoint() {
   // relaxed: the eval breaker's poll; a request seen one checkpoint late is still honoured.
   if (!options_.enabled || !drop_request_.load(std::memory_order_relaxed)) return std::nullopt;
   release();
   return acquire();
 }
-// [gil.checkpoint]
 
 bool InterpreterLock::drop_requested() const noexcept {
   return drop_request_.load(std::memory_order_relaxed);  // relaxed: a snapshot

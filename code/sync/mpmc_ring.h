@@ -26,11 +26,14 @@
 // store may sit in the store buffer while the load runs), so both loads can read the old
 // values: the producer sees "not parked", the consumer sees "empty", and the job waits with
 // nobody woken for it. The ring's own orderings are acquire/release only, and deliberately
-// so (the common path pays for nothing more). The pool that builds on the ring must put a
+// so (the common path pays for nothing more). Whoever parks on the ring must put a
 // std::atomic_thread_fence(std::memory_order_seq_cst) between the push and its read of
-// "parked", and another between its store of "parked" and its re-check of the ring. The two
-// fences are then ordered one before the other, and whichever comes second sees the store
-// that precedes the first: at least one side sees the other (chapter 03 tells that story).
+// "parked", and another between its store of "parked" and its re-check of the ring: the
+// ring pool's parked count does so in pool/wait_word, a loop's flag (the completion rings,
+// the callback loop's posts) in loop/wait_flag, and the elastic pool in its own code. The
+// two fences are then ordered one before the other, and whichever comes second sees the
+// store that precedes the first: at least one side sees the other (chapter 02 tells that
+// story; chapter 03's sb-litmus probe shows the reordering the fences forbid).
 #pragma once
 
 #include <atomic>
@@ -131,7 +134,6 @@ class MpmcRing {
   /// Moves the oldest published item into out. Returns false (out untouched) when the next
   /// cell to pop is not yet published: the ring is empty, or a push is half done.
   bool try_pop(T& out) noexcept {
-    // [ring.pop]
     // relaxed: the counter only chooses a candidate position; the acquire load of the cell's
     // sequence below is what orders our read of the item after the producer's write.
     std::size_t pos = counters_.dequeue_pos.load(std::memory_order_relaxed);
@@ -166,7 +168,6 @@ class MpmcRing {
     // that producer constructs a new item in the same storage.
     cell->seq.store(pos + mask_ + 1, std::memory_order_release);
     return true;
-    // [ring.pop]
   }
 
   /// True when the next cell to pop is not yet published. A cell that a producer has
@@ -229,7 +230,6 @@ class MpmcRing {
   };  // the layout is checked in the constructor (for the product's atomics)
 
   bool push_value(T& v) noexcept {
-    // [ring.push]
     // relaxed: the counter only chooses a candidate position; the acquire load of the
     // cell's sequence below is what orders our write after the previous lap's read.
     std::size_t pos = counters_.enqueue_pos.load(std::memory_order_relaxed);
@@ -263,7 +263,6 @@ class MpmcRing {
     // construction happens before any consumer that sees pos + 1 reads it.
     cell->seq.store(pos + 1, std::memory_order_release);
     return true;
-    // [ring.push]
   }
 
   // Read-only after construction, shared by both sides: on the object's first line.

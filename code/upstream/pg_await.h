@@ -87,7 +87,6 @@ class [[nodiscard]] CheckoutAwaiter {
   }
 
   bool await_ready() const noexcept { return false; }
-  // [pg_await.checkout]
   bool await_suspend(std::coroutine_handle<> waiter) {
     state_ = std::make_shared<State>();
     state_->waiter = waiter;
@@ -105,7 +104,6 @@ class [[nodiscard]] CheckoutAwaiter {
     state_->suspended = true;
     return true;
   }
-  // [pg_await.checkout]
   Lease<Conn> await_resume() {
     std::shared_ptr<State> state = std::move(state_);
     if (!state->conn) throw CheckoutError(state->error);
@@ -147,7 +145,6 @@ class [[nodiscard]] QueryAwaiter {
   }
 
   bool await_ready() const noexcept { return false; }
-  // [pg_await.query]
   void await_suspend(std::coroutine_handle<> waiter) {
     state_ = std::make_shared<State>();
     state_->waiter = waiter;
@@ -156,7 +153,6 @@ class [[nodiscard]] QueryAwaiter {
       if (state->waiter) std::exchange(state->waiter, {}).resume();
     });
   }
-  // [pg_await.query]
   PgResult await_resume() { return std::move(std::exchange(state_, {})->result); }
 
  private:

@@ -160,7 +160,6 @@ void PgConnection::connect(evloop::EventLoop& loop, const std::string& conninfo,
 }
 // [pg.resolve]
 
-// [pg.connect]
 void PgConnection::start(evloop::EventLoop& loop, const std::string& conninfo, Connected done) {
   std::unique_ptr<PgConnection> attempt(new PgConnection(loop));
   PgConnection* c = attempt.get();
@@ -205,7 +204,6 @@ void PgConnection::connect_step() {
       return;
   }
 }
-// [pg.connect]
 
 void PgConnection::end_connect(std::string error) {
   Connected done = std::move(on_connected_);
@@ -257,7 +255,9 @@ bool PgConnection::flush() {
   }
   return true;
 }
+// [pg.query]
 
+// [pg.read]
 void PgConnection::on_readable() {
   const bool read = PQconsumeInput(conn_) == 1;
   // Idle, and the server spoke unasked: PQconsumeInput only buffers, PQisBusy parses (without
@@ -286,7 +286,7 @@ void PgConnection::collect() {
     PQclear(r);
   }
 }
-// [pg.query]
+// [pg.read]
 
 void PgConnection::absorb(const PGresult* r) {
   switch (PQresultStatus(r)) {

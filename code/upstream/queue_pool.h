@@ -99,7 +99,6 @@ class QueuePool {
   QueuePool(const QueuePool&) = delete;
   QueuePool& operator=(const QueuePool&) = delete;
 
-  // [queue_pool.checkout]
   Ticket checkout(Served done) {
     const Ticket ticket = ++counts_.checkouts;
     if (idle_.size() > reserved_) {  // a free idle connection (none is free while anyone waits)
@@ -117,7 +116,6 @@ class QueuePool {
     it->timer = loop_.call_later(options_.timeout, [this, it] { time_out(it); });
     return ticket;
   }
-  // [queue_pool.checkout]
 
   /// Take checkout `ticket` out of the wait queue, if it still waits there: its `done` never
   /// runs and its timer is cancelled. False (and nothing done) when it does not wait: it was
@@ -159,6 +157,8 @@ class QueuePool {
       }
       return;
     }
+    // [queue_pool.checkin]
+    // [queue_pool.checkin_idle]
     if (idle_.size() >= options_.pool_size) {  // the idle queue is full: close, overflow shrinks
       ++counts_.closed_on_checkin;
       --counts_.open;
@@ -175,7 +175,7 @@ class QueuePool {
       });
     }
   }
-  // [queue_pool.checkin]
+  // [queue_pool.checkin_idle]
 
   const QueuePoolCounts& counts() const noexcept { return counts_; }
   std::size_t waiting() const noexcept { return waiters_.size(); }

@@ -177,7 +177,6 @@ TEST_CASE("loadgen: the open model holds its rate over the connections", "[loadg
   REQUIRE(all_errors(r.errors) == 0);
 }
 
-// [loadgen.stall-test]
 TEST_CASE("loadgen: the open model charges a stall to every request it delayed but the closed model does not",
           "[loadgen][ch01]") {
   auto count_over = [](const LoadResult& r, std::int64_t ns) {
@@ -218,7 +217,6 @@ TEST_CASE("loadgen: the open model charges a stall to every request it delayed b
   REQUIRE(k.latency.percentile(0.5) < 20 * kMs);
   REQUIRE(count_over(k, 100 * kMs) <= 2 * static_cast<std::uint64_t>(closed.connections));
 }
-// [loadgen.stall-test]
 
 TEST_CASE("loadgen: a target nobody listens on is a setup error", "[loadgen][ch01]") {
   // Take a free port and release it, so that connecting to it is refused.

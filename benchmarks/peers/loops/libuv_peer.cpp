@@ -43,7 +43,6 @@ struct Entry {
   void* arg;
 };
 
-// [libuv.call_soon]
 /// call_soon on libuv: a FIFO drained by an idle handle, one generation per drain. One per
 /// loop, for the program's life (an inactive idle handle does not keep the loop running).
 class SoonQueue {
@@ -70,7 +69,6 @@ class SoonQueue {
   uv_idle_t idle_{};
   std::deque<Entry> queue_;
 };
-// [libuv.call_soon]
 
 /// call_soon_threadsafe on libuv: a locked FIFO and uv_async_send; the async callback
 /// drains what it finds.

@@ -1,7 +1,8 @@
-# models/handoff_model: one spin check of a wake model as a CTest test (chapters 03 and 04).
-# Role: the one definition of handoff_model(), which chapter 03's models and every later
-# chapter's models directory include: one CTest test per (model, variant), run by
-# run_model.py beside this file (spin -a, cc -O2, pan). A correct protocol must hold; a
+# models/handoff_model: one spin check of a wake model as a CTest test (chapter 03; in the
+# models' shared home, models/, since issue 26).
+# Role: the one definition of handoff_model(), which every chapter's models directory
+# includes: one CTest test per (model, variant), run by run_model.py beside this file
+# (spin -a, cc -O0, pan), with tso.pml beside it for every model's #include. A correct protocol must hold; a
 # broken one is a negative control whose test passes only when pan finds the lost wake,
 # and whose shortest counter-example, rendered as a timeline, must equal the committed one
 # under the including directory's trails/. `cmake --build --preset release --target

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """models/run_model: check one variant of a Promela model with spin, and judge the verdict (chapter 03).
 
-Copies the model (and every .pml beside it or beside this script, such as tso.pml, for
-#include) into WORKDIR, generates the
+Copies the model (and every .pml beside it or beside this script, models/: tso.pml, the
+machine every chapter's models run on, for #include) into WORKDIR, generates the
 verifier (`spin -a -DNAME=VALUE ... model.pml`), compiles it (`cc -O0 -DSAFETY`: safety
 only, assertions and invalid end states; these models are small, so an optimising compile
 costs more than the search it speeds up), runs it, and reads its `errors:` line.

@@ -1,0 +1,36 @@
+# benchmarks/cmake/forge_row: a results file with one row forged, for a judge's negative
+# control (chapter 01's probes; one script for all since issue 26). Run by cmake -P, from the
+# script add_forged_check() writes: IN and OUT are the files; MATCH is key value ... that
+# the row must have (the first such row of "results" is forged); EDIT is path value ...
+# (a path's keys separated by spaces: "peak_running max"; a value "+N" adds N to the number
+# there, any other value is set as it is, as JSON).
+file(READ ${IN} doc)
+string(JSON n LENGTH "${doc}" results)
+math(EXPR last "${n} - 1")
+foreach(i RANGE ${last})
+  set(pairs ${MATCH})
+  set(match TRUE)
+  while(pairs)
+    list(POP_FRONT pairs key value)
+    string(JSON got GET "${doc}" results ${i} ${key})
+    if(NOT got STREQUAL value)
+      set(match FALSE)
+    endif()
+  endwhile()
+  if(NOT match)
+    continue()
+  endif()
+  set(pairs ${EDIT})
+  while(pairs)
+    list(POP_FRONT pairs path value)
+    string(REPLACE " " ";" path "${path}")
+    if(value MATCHES "^\\+([0-9]+)$")
+      string(JSON old GET "${doc}" results ${i} ${path})
+      math(EXPR value "${old} + ${CMAKE_MATCH_1}")
+    endif()
+    string(JSON doc SET "${doc}" results ${i} ${path} "${value}")
+  endwhile()
+  file(WRITE ${OUT} "${doc}")
+  return()
+endforeach()
+message(FATAL_ERROR "forge_row: no row of ${IN} has ${MATCH}")
