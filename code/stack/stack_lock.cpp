@@ -1,47 +1,18 @@
 // stack/stack_lock: a model of a user-level network stack's lock, after Onload's (chapter 05).
 #include "stack/stack_lock.h"
 
-#include <linux/futex.h>
-#include <sys/syscall.h>
-#include <time.h>
-#include <unistd.h>
-
 #include "stats/thread_cpu.h"
+#include "sync/futex.h"
 #include "sync/spin_wait.h"
 
 namespace handoff::stack {
 
-namespace {
-
-// std::atomic<std::uint32_t> is the word itself (always lock-free, no padding), as
-// libstdc++'s own atomic waits hand it to the kernel.
-static_assert(std::atomic<std::uint32_t>::is_always_lock_free, "the futex is the word itself");
-std::uint32_t* futex_address(std::atomic<std::uint32_t>& word) noexcept {
-  return reinterpret_cast<std::uint32_t*>(&word);  // NOLINT(cppcoreguidelines-pro-type-reinterpret-cast)
-}
-
-// Sleeps only if the word still equals `expected` when the kernel looks (under the futex's
-// own lock), so an unlock that lands between our last load and this call is not lost: the
-// call returns at once (EAGAIN). A timeout, EINTR or a spurious return just looks again.
-void futex_wait(std::atomic<std::uint32_t>& word, std::uint32_t expected, std::int64_t timeout_ns) noexcept {
-  timespec ts{};
-  timespec* tsp = nullptr;
-  if (timeout_ns > 0) {
-    ts.tv_sec = static_cast<time_t>(timeout_ns / 1'000'000'000);
-    ts.tv_nsec = static_cast<long>(timeout_ns % 1'000'000'000);
-    tsp = &ts;
-  }
-  ::syscall(SYS_futex, futex_address(word), FUTEX_WAIT_PRIVATE, expected, tsp, nullptr, 0);
-}
-
-// May run after the lock word has been released and even reused by another holder: a wake
-// that finds nobody waiting is harmless (and a stray wake is one that every waiter's loop
-// already tolerates). The object must outlive every thread that uses it, as for any lock.
-void futex_wake_one(std::atomic<std::uint32_t>& word) noexcept {
-  ::syscall(SYS_futex, futex_address(word), FUTEX_WAKE_PRIVATE, 1, nullptr, nullptr, 0);
-}
-
-}  // namespace
+// The futex calls (sync/futex). A wake may run after the lock word has been released and
+// even reused by another holder: one that finds nobody waiting is harmless, and a stray wake
+// is one that every waiter's loop already tolerates. The object must outlive every thread
+// that uses it, as for any lock.
+using sync::futex_wait;
+using sync::futex_wake_one;
 
 StackLock::StackLock(StackLockOptions options) : options_(options) {}
 
