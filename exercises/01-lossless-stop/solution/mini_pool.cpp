@@ -15,6 +15,11 @@ MiniPool::MiniPool(int threads) {
 
 MiniPool::~MiniPool() {
   stop();
+  // What a wrong stop left in the lane (a mutant's unrun jobs) is freed, not leaked: the
+  // tests judge which jobs ran, and the leak checker must not abort the run before they do.
+  // After a right stop the lane is empty and this reads nothing.
+  Job* left = nullptr;
+  while (::recv(lane_[1], &left, sizeof left, MSG_DONTWAIT) == sizeof left) delete left;
   ::close(lane_[0]);
   ::close(lane_[1]);
 }
