@@ -23,13 +23,16 @@ CLK_TCK = os.sysconf("SC_CLK_TCK")
 
 # Thread names the stages, the floor and the harness agree on: a role word followed by
 # dash-separated indices ("loop-0", "pool-0-1", "floor-0"). "worker" is the role the
-# harness gives an nginx worker process (its threads are all called "nginx").
+# harness gives a peer's answering threads (nginx's are all called "nginx"), and "balancer"
+# HAProxy's (harness/peers.py).
 _ROLE_RE = re.compile(r"^(loop|pool|floor|worker)(?:-\d+)*$")
 
 # Which thread roles count towards the two columns every table carries. The floor's
-# thread and nginx's worker are event loops, so they stand in the loop column.
+# thread and a peer's workers are event loops, so they stand in the loop column; a
+# balancer's threads have a column of their own, so that what it adds is seen apart.
 LOOP_ROLES = frozenset({"loop", "floor", "worker"})
 POOL_ROLES = frozenset({"pool"})
+BALANCER_ROLES = frozenset({"balancer"})
 
 
 def ticks_to_us(ticks: float) -> float:

@@ -42,6 +42,7 @@ import servers
 import serverstats
 import stalls
 import summary as sm
+from peers import PEERS
 from specfile import LOOPBACK_HOST, Spec, rotation
 
 FORMAT_VERSION = 1
@@ -229,10 +230,12 @@ def run_spec(spec: Spec, *, mode: str, build_dir: str, out_dir: str, repo_root: 
     on_cell(cell, kept=True) for each kept one."""
     arms, rows, missing = check_parts(spec, build_dir, repo_root)
     if host != LOOPBACK_HOST:
-        # An nginx arm listens where its template says; only our own servers take --host.
-        missing += [f"arm {a.name}: an nginx arm listens on {LOOPBACK_HOST} (its template), not {host}"
-                    for a in arms if a.kind == "nginx"]
-        arms = [a for a in arms if a.kind != "nginx"]
+        # A peer with a configuration file listens where its template says; only our own
+        # servers (and our Python peer) take --host.
+        fixed = [a for a in arms if a.kind in PEERS and PEERS[a.kind].needs_conf]
+        missing += [f"arm {a.name}: an {a.kind} arm listens on {LOOPBACK_HOST} (its template), "
+                    f"not {host}" for a in fixed]
+        arms = [a for a in arms if a not in fixed]
     if "postgres" in spec.needs and not postgres.inside():
         missing.append(f"a PostgreSQL: {postgres.missing() or 'not started (bench.py starts one)'}")
         arms = []

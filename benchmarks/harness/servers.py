@@ -3,10 +3,11 @@
 Role: every process the harness starts goes through `Children`, which kills them all
 on exit, on an exception and on SIGINT/SIGTERM, and asks the kernel to kill each one
 if the harness itself dies (PR_SET_PDEATHSIG). A `Server` starts one arm on loopback
-port 0 (nginx: on a free port the harness picks), waits for the ready line
-`handoff: listening on http://127.0.0.1:PORT` with a bound, confirms with one GET,
-names the processes whose threads are sampled, and stops it with SIGTERM (SIGKILL
-after a bound), keeping the exit status.
+port 0 (a peer with a configuration file: on a free port the harness picks, harness/peers.py),
+waits for the ready line `handoff: listening on http://127.0.0.1:PORT` with a bound,
+confirms with one GET, names the processes whose threads are sampled, and stops it with
+SIGTERM (SIGKILL after a bound), keeping the exit status. A balancer arm (HAProxy) first
+starts its backends, each a Server of its own, and stops them after itself.
 """
 
 from __future__ import annotations
@@ -24,13 +25,13 @@ import subprocess
 import time
 
 import procfs
+from peers import PEERS, fill
 from specfile import LOOPBACK_HOST, Arm, SpecError, check_loopback
 
 READY_RE = re.compile(rb"^handoff: listening on http://(\[[^\]]+\]|[^/:\s]+):(\d+)\s*$",
                       re.M)
 READY_TIMEOUT_S = 10.0
 STOP_TIMEOUT_S = 5.0
-NGINX = "/usr/sbin/nginx"
 
 _PR_SET_PDEATHSIG = 1
 _libc = ctypes.CDLL(None, use_errno=True)
@@ -233,57 +234,80 @@ class Server:
     """One running instance of an arm."""
 
     def __init__(self, arm: Arm, build_dir: str, repo_root: str, workdir: str,
-                 host: str = LOOPBACK_HOST) -> None:
+                 host: str = LOOPBACK_HOST, port: int = 0) -> None:
         self.arm = arm
+        self.peer = PEERS.get(arm.kind)
         self.build_dir = build_dir
         self.repo_root = repo_root
         self.workdir = workdir
         self.proc: subprocess.Popen | None = None
         self.host = check_loopback(host.strip("[]"))  # what --host gets; the ready line may refine it
-        self.port = 0
+        self.port = port                               # 0: the kernel's (a stage) or a free one
         self.argv: list[str] = []
+        self.backends: list[Server] = []
         self.stdout_path = os.path.join(workdir, "stdout.log")
         self.stderr_path = os.path.join(workdir, "stderr.log")
 
     # -- what to run -------------------------------------------------------------
 
     def binary_path(self) -> str:
-        if self.arm.kind == "nginx":
-            return NGINX
+        if self.peer:
+            return self.peer.program
         return os.path.join(self.build_dir, "bin", self.arm.binary)
+
+    def _template_path(self) -> str:
+        return os.path.join(self.repo_root, self.arm.template or self.peer.template)
+
+    def backend_arm(self, i: int) -> Arm:
+        """The i-th backend of a balancer arm: a stage arm of its binary and args."""
+        return Arm(name=f"{self.arm.name}-b{i}", kind="stage", binary=self.arm.binary,
+                   args=self.arm.args, env=self.arm.env)
 
     def missing(self) -> str | None:
         """Why this arm cannot run here, or None."""
         b = self.binary_path()
         if not os.access(b, os.X_OK):
-            return f"{b} not built"
-        if self.arm.kind == "nginx":
-            t = os.path.join(self.repo_root, self.arm.template)
-            if not os.path.isfile(t):
-                return f"nginx template {t} missing"
+            return (f"{b} not installed (Debian package {self.peer.package})" if self.peer
+                    else f"{b} not built")
+        if self.peer and not os.path.isfile(self._template_path()):
+            return f"{self.arm.kind} template {self._template_path()} missing"
+        if self.peer and self.peer.kind == "python" and "uvloop" in self.arm.args:
+            got = subprocess.run([self.peer.program, "-c", "import uvloop"], capture_output=True)
+            if got.returncode != 0:
+                return "uvloop not importable (Debian package python3-uvloop)"
+        if self.arm.backends:
+            return Server(self.backend_arm(0), self.build_dir, self.repo_root,
+                          self.workdir).missing()
         return None
 
-    def _nginx_argv(self) -> list[str]:
-        self.port = free_port()
-        prefix = os.path.join(self.workdir, "nginx")
+    def _peer_argv(self) -> list[str]:
+        if not self.peer.needs_conf:        # our script: a stage's flags, a stage's ready line
+            return [self.peer.program, self._template_path(), "--host", self.host,
+                    "--port", str(self.port), *self.arm.args]
+        self.port = self.port or free_port()
+        prefix = os.path.join(self.workdir, self.arm.kind)
         os.makedirs(os.path.join(prefix, "logs"), exist_ok=True)
-        with open(os.path.join(self.repo_root, self.arm.template), encoding="utf-8") as f:
-            conf = f.read()
-        conf = conf.replace("@PORT@", str(self.port)).replace("@PREFIX@", prefix)
-        conf_path = os.path.join(prefix, "nginx.conf")
+        with open(self._template_path(), encoding="utf-8") as f:
+            conf = fill(f.read(), port=self.port, prefix=prefix, repo_root=self.repo_root,
+                        servers=[(b.host, b.port) for b in self.backends])
+        conf_path = os.path.join(prefix, os.path.basename(self._template_path())[:-3])
         with open(conf_path, "w", encoding="utf-8") as f:
             f.write(conf)
-        return [NGINX, "-p", prefix + "/", "-c", conf_path,
-                "-e", os.path.join(prefix, "logs", "error.log")]
+        return self.peer.argv(conf_path, prefix)
 
     # -- lifecycle ---------------------------------------------------------------
 
     def start(self) -> None:
         os.makedirs(self.workdir, exist_ok=True)
-        if self.arm.kind == "nginx":
-            self.argv = self._nginx_argv()
+        for i in range(self.arm.backends):
+            b = Server(self.backend_arm(i), self.build_dir, self.repo_root,
+                       os.path.join(self.workdir, f"b{i}"), self.host)
+            self.backends.append(b)
+            b.start()
+        if self.peer:
+            self.argv = self._peer_argv()
         else:
-            self.argv = [self.binary_path(), "--host", self.host, "--port", "0",
+            self.argv = [self.binary_path(), "--host", self.host, "--port", str(self.port),
                          *self.arm.args]
         env = dict(os.environ)
         env.update(dict(self.arm.env))
@@ -291,10 +315,10 @@ class Server:
             self.proc = CHILDREN.spawn(self.argv, stdout=out, stderr=err, env=env,
                                        cwd=self.workdir)
         deadline = time.monotonic() + READY_TIMEOUT_S
-        if self.arm.kind != "nginx":
+        if not self.peer or not self.peer.needs_conf:
             self._wait_ready_line(deadline)
         self._wait_get(deadline)
-        if self.arm.kind == "nginx":
+        if self.peer and self.peer.layout == "master":
             self._wait_workers(deadline)
 
     def _fail(self, why: str) -> None:
@@ -342,15 +366,21 @@ class Server:
         self._fail(f"fewer than {self.arm.workers} worker processes")
 
     def alive(self) -> bool:
-        return self.proc is not None and self.proc.poll() is None
+        return (self.proc is not None and self.proc.poll() is None
+                and all(b.alive() for b in self.backends))
 
     def targets(self) -> list[procfs.Target]:
-        """The processes whose threads are sampled."""
+        """The processes whose threads are sampled: a balancer's and its backends'."""
         pid = self.proc.pid
-        if self.arm.kind == "nginx":
+        if self.peer and self.peer.layout == "master":
             return [procfs.Target(pid, process_role="master")] + [
-                procfs.Target(k, process_role="worker") for k in procfs.children_of(pid)]
-        return [procfs.Target(pid, main_role=self.arm.main_role)]
+                procfs.Target(k, process_role=self.peer.role) for k in procfs.children_of(pid)]
+        if self.peer and self.peer.layout == "process":
+            mine = [procfs.Target(pid, process_role=self.peer.role)]
+        else:
+            mine = [procfs.Target(pid, main_role=self.peer.role if self.peer
+                                  else self.arm.main_role)]
+        return mine + [t for b in self.backends for t in b.targets()]
 
     def url(self, path: str) -> str:
         host = f"[{self.host.strip('[]')}]" if ":" in self.host else self.host
@@ -358,6 +388,8 @@ class Server:
 
     def stop(self) -> int:
         code = stop(self.proc) if self.proc else 0
+        for b in self.backends:
+            b.stop()
         return code
 
     def cleanup(self) -> None:

@@ -29,11 +29,16 @@ Shape of a spec:
 
     [[arms]]
     name = "inline"
-    kind = "stage"                 # stage | floor | nginx
-    binary = "handoff-01"          # stage: required; floor: default "epoll-floor"
+    kind = "stage"                 # stage | floor | a peer: nginx | h2o | lighttpd | haproxy | python
+    binary = "handoff-01"          # stage: required; floor: default "epoll-floor";
+                                   # haproxy: the stage its backends run (with args)
     args = ["--workers", "1", "--dispatch", "inline"]
     env = { SOME_SWITCH = "0" }
     main_role = "loop"             # optional: role of an unnamed main thread
+    template = "benchmarks/peers/nginx.conf.in"  # a peer: its configuration (default: its own,
+                                   # harness/peers.py); python: the script
+    workers = 1                    # nginx: worker processes to wait for
+    backends = 2                   # haproxy: the stage processes it balances over
 
     [[rows]]
     name = "c16"
@@ -61,7 +66,9 @@ import os
 import tomllib
 from dataclasses import dataclass, field
 
-ARM_KINDS = ("stage", "floor", "nginx")
+from peers import PEERS
+
+ARM_KINDS = ("stage", "floor", *PEERS)
 MODELS = ("closed", "paced", "open")
 CLIENTS = ("loadgen", "wrk")
 MODES = ("quick", "full")
@@ -81,8 +88,9 @@ class Arm:
     binary: str = ""
     args: tuple[str, ...] = ()
     env: tuple[tuple[str, str], ...] = ()
-    template: str = ""          # nginx: config template, relative to the repo root
+    template: str = ""          # a peer: config template, relative to the repo root ("": its own)
     workers: int = 1            # nginx: worker processes to wait for
+    backends: int = 0           # haproxy: stage processes (binary and args) behind it
     main_role: str | None = None
     ready_path: str = "/"
 
@@ -173,7 +181,7 @@ def check_loopback(host: str) -> str:
 
 def _arm(t: dict, i: int) -> Arm:
     where = f"arms[{i}]"
-    _only(t, {"name", "kind", "binary", "args", "env", "template", "workers",
+    _only(t, {"name", "kind", "binary", "args", "env", "template", "workers", "backends",
               "main_role", "ready_path"}, where)
     name = _need(t, "name", str, where)
     kind = _need(t, "kind", str, where)
@@ -187,14 +195,17 @@ def _arm(t: dict, i: int) -> Arm:
         if a.startswith("--host="):
             check_loopback(a.split("=", 1)[1])
     binary = t.get("binary", "epoll-floor" if kind == "floor" else "")
-    if kind == "stage" and not binary:
-        raise SpecError(f"{where}: a stage arm names its binary")
+    if kind in ("stage", "haproxy") and not binary:
+        raise SpecError(f"{where}: a {kind} arm names its (backends') binary")
+    backends = int(t.get("backends", 0))
+    if (kind == "haproxy") != (backends >= 1):
+        raise SpecError(f"{where}: an haproxy arm, and only one, has backends >= 1")
     if os.sep in binary:
         raise SpecError(f"{where}: binary is a name under BUILD/bin, not a path")
     env = tuple(sorted((str(k), str(v)) for k, v in t.get("env", {}).items()))
     return Arm(name=name, kind=kind, binary=binary, args=args, env=env,
-               template=t.get("template", "benchmarks/peers/nginx.conf.in"),
-               workers=int(t.get("workers", 1)), main_role=t.get("main_role"),
+               template=t.get("template", ""), workers=int(t.get("workers", 1)),
+               backends=backends, main_role=t.get("main_role"),
                ready_path=t.get("ready_path", "/"))
 
 

@@ -24,6 +24,7 @@ METRICS: dict[str, tuple[bool, str, str]] = {
     "pool_us_per_req": (False, "pool CPU µs/request", "{:.2f}"),
     "other_us_per_req": (False, "other threads' CPU µs/request", "{:.2f}"),
     "server_us_per_req": (False, "server CPU µs/request (all threads)", "{:.2f}"),
+    "balancer_us_per_req": (False, "balancer CPU µs/request (HAProxy's thread)", "{:.2f}"),
     "loop_cpu_pct": (False, "loop CPU % of window", "{:.1f}"),
     "pool_cpu_pct": (False, "pool CPU % of window", "{:.1f}"),
     "client_us_per_req": (False, "client CPU µs/request", "{:.2f}"),
@@ -110,7 +111,8 @@ CSV_METRICS = ("rps", "loop_us_per_req", "pool_us_per_req", "server_us_per_req",
                "loop_syscalls_per_req", "pool_syscalls_per_req", "max_us",
                "stack_contends_per_req", "stack_deferred_per_req", "stack_wakes_per_req",
                "stack_pool_empty_per_req", "stack_handoffs_per_req",
-               "stack_sleeps_per_req", "stack_wait_us_per_req", "stack_long_waits_per_req")
+               "stack_sleeps_per_req", "stack_wait_us_per_req", "stack_long_waits_per_req",
+               "balancer_us_per_req")
 
 # Counter metrics: metric -> (counters in /stats, summed; the role whose threads must
 # exist; whether only that role's threads are summed). The hand-off counters are summed
@@ -178,8 +180,9 @@ def cell_metrics(*, requests: int, rps: float, latency_us: dict, errors_total: i
     loop_sleeps = procfs.group_us(sleeps, procfs.LOOP_ROLES)
     pool_sleeps = procfs.group_us(sleeps, procfs.POOL_ROLES)
     all_sleeps = sum(sleeps.values()) if sleeps else None
+    balancer = procfs.group_us(cpu.per_role_us, procfs.BALANCER_ROLES)
     other = sum(v for r, v in cpu.per_role_us.items()
-                if r not in procfs.LOOP_ROLES | procfs.POOL_ROLES)
+                if r not in procfs.LOOP_ROLES | procfs.POOL_ROLES | procfs.BALANCER_ROLES)
     window_us = window_s * 1e6
 
     def per_req(us):
@@ -202,6 +205,7 @@ def cell_metrics(*, requests: int, rps: float, latency_us: dict, errors_total: i
         "pool_us_per_req": per_req(pool),
         "other_us_per_req": per_req(other),
         "server_us_per_req": per_req(cpu.threads_us),
+        "balancer_us_per_req": per_req(balancer),
         "loop_cpu_pct": pct(loop),
         "pool_cpu_pct": pct(pool),
         "client_us_per_req": per_req(procfs.ticks_to_us(client_ticks)),

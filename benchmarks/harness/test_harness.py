@@ -32,6 +32,7 @@ from unittest import mock
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
+REPO = os.path.normpath(os.path.join(HERE, "..", ".."))
 
 import bench  # noqa: E402
 import clients  # noqa: E402
@@ -39,6 +40,7 @@ import records  # noqa: E402
 import postgres  # noqa: E402
 import procfs  # noqa: E402
 import loop_peers  # noqa: E402
+import peers  # noqa: E402
 import loop_profile  # noqa: E402  (the harness's perf profile of the loop)
 import report  # noqa: E402
 import runner  # noqa: E402
@@ -695,6 +697,57 @@ connections = 16
 """
 
 
+class Peers(unittest.TestCase):
+    """harness/peers: every peer's template is there and has the placeholders the harness
+    fills; a balancer's @SERVERS@ line becomes one line per backend; a balancer's threads are
+    sampled apart from its backends'."""
+
+    def test_every_template_exists_and_is_filled_completely(self):
+        for peer in peers.PEERS.values():
+            path = os.path.join(REPO, peer.template)
+            self.assertTrue(os.path.isfile(path), path)
+            if not peer.needs_conf:
+                continue
+            with open(path, encoding="utf-8") as f:
+                text = f.read()
+            self.assertIn("@PORT@", text, peer.kind)
+            filled = peers.fill(text, port=4242, prefix="/p", repo_root=REPO,
+                                servers=[("127.0.0.1", 1), ("127.0.0.1", 2)])
+            self.assertNotRegex(filled, r"@[A-Z_]+@", peer.kind)
+            self.assertIn("4242", filled)
+
+    def test_the_servers_line_is_one_line_per_backend_with_its_options(self):
+        text = "backend b\n    @SERVERS@ check inter 100ms\nend\n"
+        got = peers.fill(text, port=1, prefix="/p", repo_root="/r",
+                         servers=[("127.0.0.1", 7001), ("127.0.0.1", 7002)])
+        self.assertEqual(got, "backend b\n    server b0 127.0.0.1:7001 check inter 100ms\n"
+                              "    server b1 127.0.0.1:7002 check inter 100ms\nend\n")
+
+    def test_the_docroot_bodies_are_the_stage_s_own(self):
+        with open(os.path.join(REPO, "code/app/demo_routes.cpp"), encoding="utf-8") as f:
+            routes = f.read()
+        for name in ("hello.txt", "json"):
+            with open(os.path.join(REPO, peers.DOCROOT, name), encoding="utf-8") as f:
+                body = f.read()
+            self.assertIn(body, routes, name)   # the same bytes our stage sends
+
+    def test_a_balancer_is_sampled_apart_from_its_backends(self):
+        arm = specfile.Arm(name="lb", kind="haproxy", binary="handoff-06", backends=1)
+        lb = servers.Server(arm, "/b", REPO, "/w")
+        lb.proc = mock.Mock(pid=500)
+        back = servers.Server(lb.backend_arm(0), "/b", REPO, "/w/b0")
+        back.proc = mock.Mock(pid=600)
+        lb.backends = [back]
+        self.assertEqual(lb.targets(), [procfs.Target(500, process_role="balancer"),
+                                        procfs.Target(600, main_role=None)])
+        cpu = procfs.CpuDelta(per_thread=[], per_role_us={"balancer": 30.0, "loop": 50.0},
+                              process_ticks=0, lost_threads=0)
+        m = sm.cell_metrics(requests=10, rps=1.0, latency_us={}, errors_total=0, cpu=cpu,
+                                 client_ticks=0, window_s=1.0, busy_pct=0.0)
+        self.assertEqual((m["balancer_us_per_req"], m["loop_us_per_req"], m["other_us_per_req"]),
+                         (3.0, 5.0, 0.0))
+
+
 class PostgresSessions(unittest.TestCase):
     """harness/postgres.SessionCounter against a scripted psql: PostgreSQL publishes a
     session's count when the backend exits, so each of the counter's own reads shows up in
@@ -728,7 +781,18 @@ class Specs(unittest.TestCase):
         self.assertEqual(s.rows[0].client, "loadgen")
         self.assertEqual(s.compares[0].over, "arms")
         self.assertEqual(s.modes["full"].rounds, 5)
-        self.assertEqual(s.arms[1].template, "benchmarks/peers/nginx.conf.in")
+        self.assertEqual(s.arms[1].template, "")   # "": the peer's own (harness/peers.py)
+        server = servers.Server(s.arms[1], "/b", REPO, "/w")
+        self.assertEqual(server._template_path(), os.path.join(REPO, "benchmarks/peers/nginx.conf.in"))
+
+    def test_a_balancer_arm_and_only_one_has_backends(self):
+        base = MINIMAL.replace('kind = "nginx"', 'kind = "haproxy"\nbinary = "handoff-06"')
+        self.assertEqual(specfile.parse(base.replace('kind = "haproxy"', 'kind = "haproxy"\nbackends = 2'))
+                         .arms[1].backends, 2)
+        for bad in (base, MINIMAL.replace('kind = "nginx"', 'kind = "nginx"\nbackends = 2'),
+                    base.replace('\nbinary = "handoff-06"', '\nbackends = 2')):
+            with self.assertRaises(specfile.SpecError):
+                specfile.parse(bad)
 
     def test_mistakes_are_refused_before_anything_runs(self):
         bad = {
