@@ -16,6 +16,10 @@ Role: the command line over the harness's modules.
       our loop (direct and coordinator hand-in) and the event-loop peers (libuv, Boost.Asio,
       asyncio, uvloop) on chapter 04's five loop workloads, rotated round by round, to
       OUT/04-turn-shape/loop-peers.{json,csv}
+  bench.py failover --mode quick|full --build-dir DIR [--out DIR]
+      HAProxy in front of three stage 06 processes, one killed mid-run and revived: what was
+      answered, answered twice, failed over and failed, and how long the checks took to take
+      it out and back, to OUT/06-full-system/failover.{json,csv} (harness/failover.py)
   bench.py profile --mode quick|full --build-dir DIR [--out DIR]
       the loop thread's perf samples per request by category (inline, elastic-1, ring-1 at
       256 connections) to OUT/03-lost-wakes/loop-profile.{json,csv}; needs perf
@@ -72,6 +76,7 @@ import micro  # noqa: E402
 import probe  # noqa: E402
 import progress  # noqa: E402
 import busy  # noqa: E402
+import failover  # noqa: E402
 import loop_peers  # noqa: E402
 import loop_profile  # noqa: E402
 import postgres  # noqa: E402
@@ -163,7 +168,7 @@ def verify(spec, out_dir: str) -> list[str]:
     for cell in doc.get("cells", []):
         if cell.get("server_exit", 0) != 0:
             problems.append(f"round {cell['round']} {cell['row']} x {cell['arm']}: server "
-                            f"exited with {cell['server_exit']} on SIGTERM")
+                            f"exited with {cell['server_exit']} when stopped")
         if not cell.get("ok"):
             first = (cell.get("error") or "failed").splitlines()[0]
             problems.append(f"round {cell['round']} {cell['row']} x {cell['arm']}: {first}")
@@ -282,6 +287,30 @@ def cmd_loop_peers(args) -> int:
     return 1 if failures else 0
 
 
+def run_failover(args) -> tuple[list[str], list[str]]:
+    """The failover record, where HAProxy and stage 06 are here: (not measured, failures)."""
+    return failover.run_failover(mode=args.mode, build_dir=args.build_dir, out_dir=args.out,
+                                 repo_root=REPO_ROOT, argv=args.argv,
+                                 reproduce_argv=sub_reproduce_argv("failover", args),
+                                 stream=sys.stdout)
+
+
+def cmd_failover(args) -> int:
+    missing, failures = run_failover(args)
+    for f in failures:
+        print(f"bench failover: {f}", file=sys.stderr)
+    for m in missing:
+        print(f"bench failover: not measured: {m}", file=sys.stderr)
+    return 1 if failures else 0
+
+
+def run_failover_part(args) -> tuple[bool, list[str]]:
+    missing, failures = run_failover(args)
+    for f in failures:
+        print(f"bench all: failover: {f}", file=sys.stderr)
+    return bool(failures or (missing and args.strict)), missing
+
+
 def cmd_profile(args) -> int:
     try:
         loop_profile.run_profile(build_dir=args.build_dir, out_dir=args.out, repo_root=REPO_ROOT,
@@ -311,7 +340,8 @@ def cmd_micro(args) -> int:
 # About how long each part after the specs takes in quick mode (2-core VM), for --budget-s
 # and the time left of `reproduce`; the records' figure is for all of them together. Full
 # mode has no estimate (a budget only stops what would start after it is spent).
-QUICK_ESTIMATE_S = {"probe": 35.0, "micro": 2.0, "records": 80.0, "loop-peers": 11.0, "profile": 14.0}
+QUICK_ESTIMATE_S = {"probe": 35.0, "micro": 2.0, "records": 80.0, "loop-peers": 11.0, "profile": 14.0,
+                    "failover": 6.0}
 
 
 @dataclass
@@ -353,6 +383,8 @@ def plan(args, resume: bool = False) -> list[Part]:
                           lambda _, name=tool.name: run_records_part(args, name)))
     parts.append(Part("loop-peers", sub_reproduce_argv("loop-peers", args), estimate("loop-peers"),
                       lambda _: run_loop_peers_part(args)))
+    parts.append(Part("failover", sub_reproduce_argv("failover", args), estimate("failover"),
+                      lambda _: run_failover_part(args)))
     why = loop_profile.missing_parts(args.build_dir, REPO_ROOT)
     parts.append(Part("profile", sub_reproduce_argv("profile", args), estimate("profile"),
                       lambda _: (cmd_profile(args) != 0, []), missing=why and f"profile: {why}"))
@@ -751,6 +783,11 @@ def main(argv: list[str]) -> int:
     p.add_argument("--ops", type=int, help="override the mode's operations per round")
     p.add_argument("--rounds", type=int, help="override the mode's rounds")
     p.set_defaults(func=cmd_loop_peers)
+
+    p = sub.add_parser("failover", help="kill one of three backends behind HAProxy mid-run, and revive it")
+    p.add_argument("--mode", choices=specfile.MODES, required=True)
+    common(p)
+    p.set_defaults(func=cmd_failover)
 
     p = sub.add_parser("profile", help="sample the loop thread with perf, by category per request")
     p.add_argument("--mode", choices=specfile.MODES, required=True)

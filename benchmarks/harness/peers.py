@@ -10,7 +10,8 @@ arm through this table; nothing else knows a peer's command line.
 Templates hold placeholders the harness replaces: @PORT@ (a free loopback port the harness
 picks), @PREFIX@ (the arm's scratch directory, absolute), @DOCROOT@ (benchmarks/peers/docroot:
 the same two bodies our stage answers on / and /json, as files, for the peers that serve
-files) and, for a balancer, @SERVERS@ (one `server` line per backend the harness started).
+files) and, for a balancer, @SERVERS@ (one `server` line per backend the harness started) and
+@STATS_PORT@ (a second free port, for its statistics page).
 
 Layouts: "master" is a master process whose children answer (nginx: the harness waits for
 `workers` children and samples them); "process" is one process whose every thread answers
@@ -22,6 +23,7 @@ benchmarks/peers/ that takes --host and --port like a stage and prints the stage
 from __future__ import annotations
 
 import os
+import signal
 from dataclasses import dataclass
 
 PYTHON = "/usr/bin/python3"
@@ -36,6 +38,9 @@ class Peer:
     layout: str              # "master" | "process" | "script"
     role: str                # the role its answering threads get (procfs): worker | balancer
     package: str             # the Debian package that installs `program`
+    # The signal that stops it cleanly, exit status 0 (the harness's verify checks it): the
+    # others' SIGTERM is a hard stop, HAProxy's SIGUSR1 and lighttpd's SIGINT a graceful one.
+    stop_signal: int = signal.SIGTERM
 
     def argv(self, conf_path: str, prefix: str) -> list[str]:
         """The foreground command line for a filled-in configuration at conf_path."""
@@ -60,9 +65,9 @@ PEERS: dict[str, Peer] = {p.kind: p for p in (
          "nginx-light"),
     Peer("h2o", "/usr/bin/h2o", "benchmarks/peers/h2o.conf.in", "process", "worker", "h2o"),
     Peer("lighttpd", "/usr/sbin/lighttpd", "benchmarks/peers/lighttpd.conf.in", "process",
-         "worker", "lighttpd"),
+         "worker", "lighttpd", signal.SIGINT),
     Peer("haproxy", "/usr/sbin/haproxy", "benchmarks/peers/haproxy.cfg.in", "process",
-         "balancer", "haproxy"),
+         "balancer", "haproxy", signal.SIGUSR1),
     # CPython's asyncio, and the same server on uvloop (`--loop uvloop` in the arm's args).
     Peer("python", PYTHON, "benchmarks/peers/asyncio_http.py", "script", "loop",
          "python3 (uvloop: python3-uvloop)"),
@@ -70,7 +75,7 @@ PEERS: dict[str, Peer] = {p.kind: p for p in (
 
 
 def fill(template_text: str, *, port: int, prefix: str, repo_root: str,
-         servers: list[tuple[str, int]] = ()) -> str:
+         servers: list[tuple[str, int]] = (), stats_port: int = 0) -> str:
     """A template with its placeholders replaced. servers: (host, port) of each backend, for
     a balancer's line that starts with @SERVERS@, which becomes one `server` line per backend,
     each with the options written after the placeholder."""
@@ -84,4 +89,5 @@ def fill(template_text: str, *, port: int, prefix: str, repo_root: str,
         lines.append(line)
     text = "".join(lines)
     return (text.replace("@PORT@", str(port)).replace("@PREFIX@", prefix)
+            .replace("@STATS_PORT@", str(stats_port))
             .replace("@DOCROOT@", os.path.join(repo_root, DOCROOT)))

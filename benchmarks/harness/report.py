@@ -138,6 +138,9 @@ def machine_info(build_dir: str, repo_root: str, out_dir: str | None = None) -> 
         "git_dirty_paths": (changed or [])[:20],
         "python": platform.python_version(),
         "nginx": _first_line(["/usr/sbin/nginx", "-v"]),
+        "h2o": _first_line(["/usr/bin/h2o", "--version"]),
+        "lighttpd": _first_line(["/usr/sbin/lighttpd", "-v"]),
+        "haproxy": _first_line(["/usr/sbin/haproxy", "-v"]),
         "wrk": _first_line(["/usr/bin/wrk", "--version"]),
         "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
     }

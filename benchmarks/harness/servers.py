@@ -129,12 +129,13 @@ def run_logged(argv: list[str], log_path: str, timeout_s: float):
     return got[0], got[1], text
 
 
-def stop(p: subprocess.Popen, timeout_s: float = STOP_TIMEOUT_S) -> int:
-    """SIGTERM, a bounded wait, then SIGKILL of the whole group. Returns the exit code
-    (negative: killed by that signal)."""
+def stop(p: subprocess.Popen, timeout_s: float = STOP_TIMEOUT_S,
+         sig: int = signal.SIGTERM) -> int:
+    """`sig` (SIGTERM unless the program stops cleanly on another), a bounded wait, then
+    SIGKILL of the whole group. Returns the exit code (negative: killed by that signal)."""
     if p.returncode is None:
         try:
-            p.send_signal(signal.SIGTERM)
+            p.send_signal(sig)
         except ProcessLookupError:
             pass
         got = wait_exit(p, timeout_s)
@@ -245,6 +246,7 @@ class Server:
         self.port = port                               # 0: the kernel's (a stage) or a free one
         self.argv: list[str] = []
         self.backends: list[Server] = []
+        self.stats_port = 0                            # a balancer's statistics page
         self.stdout_path = os.path.join(workdir, "stdout.log")
         self.stderr_path = os.path.join(workdir, "stderr.log")
 
@@ -288,8 +290,11 @@ class Server:
         prefix = os.path.join(self.workdir, self.arm.kind)
         os.makedirs(os.path.join(prefix, "logs"), exist_ok=True)
         with open(self._template_path(), encoding="utf-8") as f:
-            conf = fill(f.read(), port=self.port, prefix=prefix, repo_root=self.repo_root,
-                        servers=[(b.host, b.port) for b in self.backends])
+            text = f.read()
+        if "@STATS_PORT@" in text:
+            self.stats_port = free_port()
+        conf = fill(text, port=self.port, prefix=prefix, repo_root=self.repo_root,
+                    servers=[(b.host, b.port) for b in self.backends], stats_port=self.stats_port)
         conf_path = os.path.join(prefix, os.path.basename(self._template_path())[:-3])
         with open(conf_path, "w", encoding="utf-8") as f:
             f.write(conf)
@@ -387,7 +392,8 @@ class Server:
         return f"http://{host}:{self.port}{path}"
 
     def stop(self) -> int:
-        code = stop(self.proc) if self.proc else 0
+        code = (stop(self.proc, sig=self.peer.stop_signal if self.peer else signal.SIGTERM)
+                if self.proc else 0)
         for b in self.backends:
             b.stop()
         return code

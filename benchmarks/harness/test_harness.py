@@ -39,6 +39,7 @@ import clients  # noqa: E402
 import records  # noqa: E402
 import postgres  # noqa: E402
 import procfs  # noqa: E402
+import failover  # noqa: E402
 import loop_peers  # noqa: E402
 import peers  # noqa: E402
 import loop_profile  # noqa: E402  (the harness's perf profile of the loop)
@@ -746,6 +747,38 @@ class Peers(unittest.TestCase):
                                  client_ticks=0, window_s=1.0, busy_pct=0.0)
         self.assertEqual((m["balancer_us_per_req"], m["loop_us_per_req"], m["other_us_per_req"]),
                          (3.0, 5.0, 0.0))
+
+
+class Failover(unittest.TestCase):
+    """harness/failover's account of a run, from two statistics snapshots of HAProxy."""
+
+    @staticmethod
+    def stats(front_req, front_ereq, served, abrt=0, redis=0):
+        rows = {"fleet/FRONTEND": {"req_tot": str(front_req), "ereq": str(front_ereq)},
+                "stages/BACKEND": {"srv_abrt": str(abrt), "wredis": str(redis), "wretr": "0"}}
+        for name, n in served.items():
+            rows[f"stages/{name}"] = {"hrsp_2xx": str(n)}
+        return rows
+
+    def test_every_request_is_accounted_and_the_checks_are_timed_from_the_polls(self):
+        before = self.stats(1, 0, {"b0": 1, "b1": 0})
+        after = self.stats(111, 1, {"b0": 71, "b1": 35}, abrt=4, redis=9)
+        polls = [{"t": 0.9, "status": {"b1": "UP"}}, {"t": 1.2, "status": {"b1": "DOWN"}},
+                 {"t": 2.0, "status": {"b1": "DOWN 1/2"}}, {"t": 2.3, "status": {"b1": "UP"}}]
+        got = failover.summarize(before, after, polls, 1.0, 2.1,
+                                 {"requests": 104, "errors": {"read": 4, "parse": 0}},
+                                 ["b0", "b1"], "b1")
+        self.assertEqual((got["backends_responses"], got["aborted_in_flight"],
+                          got["balancer_refused"], got["unaccounted"]), (105, 4, 1, 0))
+        self.assertEqual((got["failed_over"], got["answered_twice"]), (9, 0))
+        self.assertAlmostEqual(got["out_s"], 0.2)
+        self.assertAlmostEqual(got["back_s"], 0.2)   # "DOWN 1/2" is still down
+
+    def test_a_request_lost_between_balancer_and_backends_is_unaccounted(self):
+        got = failover.summarize(self.stats(0, 0, {"b0": 0}), self.stats(10, 0, {"b0": 9}), [],
+                                 0.0, 0.0, {"requests": 9, "errors": {}}, ["b0"], "b0")
+        self.assertEqual(got["unaccounted"], 1)
+        self.assertIsNone(got["out_s"])
 
 
 class PostgresSessions(unittest.TestCase):
