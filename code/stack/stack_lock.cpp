@@ -123,6 +123,7 @@ void StackLock::wait_for_handoff() noexcept {
         return;
       }
     }
+    hook(StackLockPoint::handoff_sleep);
     futex_wait(handoff_, 0, 0);
   }
 }

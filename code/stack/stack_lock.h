@@ -72,6 +72,7 @@ enum class StackLockPoint {
   released,            ///< unlock's releasing CAS succeeded; the wake (if any) is not yet sent
   handoff_wait,        ///< a requester is about to read the hand-off token (each look)
   handoff_token_read,  ///< a requester has read (or taken) the token; it has not acted on it yet
+  handoff_sleep,       ///< a requester found no token and is about to FUTEX_WAIT for one
 };
 
 /// A test's window into the lock's slow paths (the DeterministicSchedule idea, reduced to

@@ -444,7 +444,7 @@ thread_local int t_requester = 0;  // 1: the first requester, 2: the second
 /// reads the token until the second (a sleeper that raised HANDOFF_WANTED again as soon as the
 /// unlock cleared it) has read it; the second is then held, its token read and not acted on,
 /// until the first has read too. With a load-and-store take both read 1; with the exchange
-/// only one does.
+/// only one does, and the other goes back to sleep for the next token (handoff_sleep).
 class TwoRequesters : public StackLockHooks {
  public:
   void at(StackLockPoint p) noexcept override {
@@ -458,11 +458,18 @@ class TwoRequesters : public StackLockHooks {
       if (second_reads.fetch_add(1) + 1 == 1) {
         while (first_reads.load() < 2) std::this_thread::yield();
       }
+    } else if (p == StackLockPoint::handoff_sleep) {
+      sleeps[t_requester].fetch_add(1);
     }
   }
+  /// Whether requester `role` has lost the race for the schedule's token: it went back to
+  /// sleep after its read of it (the first requester's earlier sleep, before the unlock, is
+  /// not that read's).
+  bool lost_token(int role) const { return sleeps[role].load() >= (role == 1 ? 2 : 1); }
   std::atomic<int> first_waits{0};
   std::atomic<int> first_reads{0};
   std::atomic<int> second_reads{0};
+  std::atomic<int> sleeps[3]{};
 };
 
 struct TwoRequestersRun {
@@ -485,14 +492,21 @@ TwoRequestersRun run_two_requesters(bool by_exchange) {
   std::atomic<int> inside{0};
   std::atomic<bool> overlap{false};
   std::atomic<int> holders{0};
+  std::atomic<bool> done[3]{};
   auto requester = [&](int role) {
     t_requester = role;
+    const int other = 3 - role;
     lock.lock();
     if (inside.fetch_add(1) != 0) overlap.store(true);
     holders.fetch_add(1);
-    std::this_thread::sleep_for(5ms);  // long enough for the other to arrive if it also won
+    // Hold the lock until the other requester's fate is known, not for a guessed time: it is
+    // inside too (the bug), or it lost the token and sleeps, or it came and went before us.
+    // No wait here depends on the machine's speed; a schedule that never resolves is a hang
+    // the watchdog reports.
+    while (inside.load() != 2 && !gate.lost_token(other) && !done[other].load()) std::this_thread::yield();
     if (inside.load() != 1) overlap.store(true);
     inside.fetch_sub(1);
+    done[role].store(true);
     lock.unlock();
   };
   std::thread first(requester, 1);
