@@ -219,7 +219,12 @@ def csv_header(compares) -> list[str]:
              "max_us_runs"]
     for c in compares:
         for m in c.metrics:
-            for col in (sm.verdict_column(m, c.b), sm.ratio_column(m, c.b)):
+            names = [sm.verdict_column(m, c.b), sm.ratio_column(m, c.b)]
+            if c.over == "arms":
+                base = sm.paired_ratio_column(m, c.b)
+                names += [sm.paired_verdict_column(m, c.b),
+                          f"{base}_median", f"{base}_min", f"{base}_max"]
+            for col in names:
                 if col not in cols:
                     cols.append(col)
     return cols
@@ -254,6 +259,12 @@ def csv_rows(spec, summ: dict, comparisons: list[dict]) -> list[dict]:
                     line[sm.verdict_column(c["metric"], c["b"])] = c["verdict"]
                     line[sm.ratio_column(c["metric"], c["b"])] = (
                         f"{c['ratio']:.3f}" if c["ratio"] is not None else "")
+                    if "paired_verdict" in c:
+                        line[sm.paired_verdict_column(c["metric"], c["b"])] = c["paired_verdict"]
+                        base = sm.paired_ratio_column(c["metric"], c["b"])
+                        pr = c["paired_ratio"] or {}
+                        for part, key in (("median", "median"), ("min", "min"), ("max", "max")):
+                            line[f"{base}_{part}"] = (f"{pr[key]:.3f}" if key in pr else "")
             out.append(line)
     return out
 

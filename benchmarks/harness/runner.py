@@ -304,7 +304,8 @@ def run_spec(spec: Spec, *, mode: str, build_dir: str, out_dir: str, repo_root: 
     compares = [c for c in spec.compares
                 if (c.over == "arms" and {c.a, c.b} <= set(arm_names))
                 or (c.over == "rows" and {c.a, c.b} <= set(row_names))]
-    comparisons = sm.compare(summ, compares, row_names, arm_names, spec.min_rounds_for_verdict)
+    comparisons = sm.compare(summ, compares, row_names, arm_names, spec.min_rounds_for_verdict,
+                             cells)
 
     dest = os.path.join(out_dir, spec.chapter)
     os.makedirs(dest, exist_ok=True)

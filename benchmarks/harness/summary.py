@@ -290,10 +290,39 @@ def summarize(cells: list[dict], rows: list[str], arms: list[str],
     return out
 
 
+def round_ratios(cells: list[dict], ka: tuple[str, str], kb: tuple[str, str],
+                 metric: str) -> list[float]:
+    """a/b for each round in which both cells succeeded and both have the metric: the two
+    arms of a round ran back to back, so a drift of the machine between rounds (a slower
+    phase of a shared host) moves both sides of a ratio and not the ratio."""
+    def by_round(key):
+        return {c.get("round", 0): c["metrics"].get(metric) for c in cells
+                if (c["row"], c["arm"]) == key and c.get("ok")}
+    a, b = by_round(ka), by_round(kb)
+    return [a[r] / b[r] for r in sorted(a.keys() & b.keys())
+            if a[r] is not None and b[r] not in (None, 0)]
+
+
+def paired_verdict(ratios: list[float], higher_is_better: bool, min_rounds: int = 1) -> str:
+    """The sign of every round's a/b: "ahead" when a was better than b in every round,
+    "behind" when worse in every round, else "overlap". Five rounds all one way happen by
+    chance once in sixteen (either way) when the two arms are level."""
+    if len(ratios) < max(min_rounds, 1):
+        return "too-few-rounds"
+    if all(r > 1 for r in ratios):
+        return "ahead" if higher_is_better else "behind"
+    if all(r < 1 for r in ratios):
+        return "behind" if higher_is_better else "ahead"
+    return "overlap"
+
+
 def compare(summary: dict[tuple[str, str], dict], compares, rows: list[str],
-            arms: list[str], min_rounds: int) -> list[dict]:
+            arms: list[str], min_rounds: int, cells: list[dict] | None = None) -> list[dict]:
     """One verdict per comparison, metric, and row (arm comparisons) or arm (row
-    comparisons). The ratio is median(a)/median(b)."""
+    comparisons). The ratio is median(a)/median(b). With the cells, each arm comparison is
+    also judged round by round (paired_*): the ranges compare every round of a with every
+    round of b, and on a host that drifts between rounds they overlap even where a beat b
+    in each round."""
     out = []
     for c in compares:
         within = rows if c.over == "arms" else arms
@@ -305,13 +334,18 @@ def compare(summary: dict[tuple[str, str], dict], compares, rows: list[str],
                 ra, rb = summary[ka]["metrics"][m], summary[kb]["metrics"][m]
                 ratio = (ra.median / rb.median
                          if ra is not None and rb is not None and rb.median else None)
-                out.append({
+                entry = {
                     "a": c.a, "b": c.b, "over": c.over, "within": w, "metric": m,
                     "verdict": verdict(ra, rb, METRICS[m][0], min_rounds),
                     "ratio": ratio,
                     "a_range": ra.as_dict() if ra else None,
                     "b_range": rb.as_dict() if rb else None,
-                })
+                }
+                if cells is not None and c.over == "arms":
+                    ratios = round_ratios(cells, ka, kb, m)
+                    entry["paired_verdict"] = paired_verdict(ratios, METRICS[m][0], min_rounds)
+                    entry["paired_ratio"] = over_rounds(ratios).as_dict() if ratios else None
+                out.append(entry)
     return out
 
 
@@ -321,3 +355,12 @@ def verdict_column(metric: str, b: str) -> str:
 
 def ratio_column(metric: str, b: str) -> str:
     return f"ratio_{metric}_vs_{b}"
+
+
+def paired_verdict_column(metric: str, b: str) -> str:
+    return f"paired_verdict_{metric}_vs_{b}"
+
+
+def paired_ratio_column(metric: str, b: str) -> str:
+    """The base name: the CSV has its _median, _min and _max over the rounds."""
+    return f"paired_ratio_{metric}_vs_{b}"

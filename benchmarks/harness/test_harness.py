@@ -407,6 +407,32 @@ class Verdicts(unittest.TestCase):
         self.assertAlmostEqual(by_metric["loop_us_per_req"]["ratio"], 0.55)
         self.assertEqual(by_metric["rps"]["verdict"], "overlap")
 
+    def test_paired_verdict_reads_each_round_where_the_ranges_overlap(self):
+        # A host that drifts between rounds: every round a beats b by a tenth, but the slow
+        # round puts a's range across b's. The ranges say overlap; the rounds say ahead.
+        cells = []
+        for r, scale in enumerate([1.0, 1.6, 1.0, 1.5, 1.0]):
+            for arm, us in (("a", 4.5 * scale), ("b", 5.0 * scale)):
+                metrics = {m: None for m in sm.METRICS}
+                metrics.update(server_us_per_req=us, errors=0.0, busy_pct=1.0)
+                cells.append({"round": r, "row": "c16", "arm": arm, "ok": True,
+                              "metrics": metrics})
+        summ = sm.summarize(cells, ["c16"], ["a", "b"], busy_threshold_pct=25)
+        cmp = specfile.Compare("a", "b", "arms", ("server_us_per_req",))
+        (out,) = sm.compare(summ, [cmp], ["c16"], ["a", "b"], min_rounds=3, cells=cells)
+        self.assertEqual(out["verdict"], "overlap")
+        self.assertEqual(out["paired_verdict"], "ahead")
+        self.assertAlmostEqual(out["paired_ratio"]["max"], 0.9)
+        # One round the other way, and the rounds no longer say ahead; nor do too few.
+        self.assertEqual(sm.paired_verdict([0.9, 1.05, 0.9], False, 3), "overlap")
+        self.assertEqual(sm.paired_verdict([1.2, 1.1, 1.3], False, 3), "behind")
+        self.assertEqual(sm.paired_verdict([1.2, 1.1, 1.3], True, 3), "ahead")
+        self.assertEqual(sm.paired_verdict([0.9, 0.8], False, 3), "too-few-rounds")
+        # A failed round of either arm drops that round's pair.
+        cells[2]["ok"] = False
+        self.assertEqual(len(sm.round_ratios(cells, ("c16", "a"), ("c16", "b"),
+                                             "server_us_per_req")), 4)
+
     def test_csv_puts_the_verdict_on_the_first_arms_line(self):
         spec = specfile.parse(MINIMAL.replace('compare = [["b", "a"]]',
                                               'compare = [["ring", "dgram"]]')

@@ -36,6 +36,8 @@ overlap. ``expected=`` is required, and a different computed word fails the buil
 
 A harness verdict column is read the same way (its ``overlap`` is ``level``):
 ``{verdict}`01-baseline/server.csv: verdict_server_us_per_req_vs_nginx[row=c16, arm=inline]; expected=level```.
+So is its round-by-round verdict, ``paired_verdict_*`` (ahead when A was better in every
+round, each round's two arms having run back to back; benchmarks/harness/summary.py).
 
 ``count``: how many lines match, or how many rows a comparison gives a verdict for::
 
@@ -265,7 +267,7 @@ def evaluate(root: str, text: str) -> tuple[str, str]:
     text, expect = split_expect(text)
     rel, cells, op, fmt = parse(text)
     for column, _ in cells:
-        if column and column.startswith("verdict_"):
+        if column and column.startswith(("verdict_", "paired_verdict_")):
             raise CellError(f"{column} is a verdict: quote it with the verdict role and the word "
                             f"the sentence expects (expected=ahead|level|behind)")
     lines, path = load(root, rel)
@@ -379,8 +381,9 @@ def evaluate_verdict(root: str, text: str) -> tuple[str, str]:
         word = verdict_of(lines, rel, a, bs, better_of(options))
     else:
         column, keys = a
-        if not column.startswith("verdict_"):
-            raise CellError(f"{column}: compare two cells with 'vs', or read a verdict_ column")
+        if not column.startswith(("verdict_", "paired_verdict_")):
+            raise CellError(f"{column}: compare two cells with 'vs', or read a verdict_ "
+                            "or paired_verdict_ column")
         raw = read_cell(lines, rel, column, keys)
         word = SYNONYMS.get(raw, raw)
         if word not in VERDICTS:
