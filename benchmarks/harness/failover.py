@@ -216,6 +216,7 @@ def run_failover(*, mode: str, build_dir: str, out_dir: str, repo_root: str, arg
     with open(base + ".json", "w", encoding="utf-8") as f:
         json.dump(record, f, indent=1)
     write_csv(base + ".csv", got)
+    plot(base + "-timeline.png", record)
     print(f"{CHAPTER}/{NAME}: {got['client_responses']} responses, {got['answered_twice']} answered "
           f"twice, {got['unaccounted']} unaccounted, {got['failed_over']} failed over, "
           f"{got['aborted_in_flight']} aborted in flight, {got['client_errors']} client errors; "
@@ -224,6 +225,40 @@ def run_failover(*, mode: str, build_dir: str, out_dir: str, repo_root: str, arg
     if got["out_s"] is None or got["back_s"] is None:
         return [], [f"{CHAPTER}/{NAME}: no poll showed {victim} taken out and back in"]
     return [], []
+
+
+def plot(path: str, record: dict) -> None:
+    """The client's responses per bucket over the run, the kill and the restart marked, and
+    the spans in which HAProxy still counted the dead backend up and the revived one down
+    shaded: where the rate dips, and for how long, beside what the checks saw."""
+    fig, (ax,) = report.readable_figure(1, height_in=report.PANEL_HEIGHT_IN + 0.7)
+    got = record["results"]
+    buckets = got["timeline"]
+    width = buckets[1]["t_s"] - buckets[0]["t_s"] if len(buckets) > 1 else BUCKET_S
+    ax.bar([b["t_s"] for b in buckets], [b["ok"] / width for b in buckets], width * 0.95,
+           align="edge", color="C0", label="responses/s (200)")
+    failed = [(b["t_s"], (b["5xx"] + b["other"]) / width) for b in buckets if b["5xx"] + b["other"]]
+    if failed:
+        ax.bar([t for t, _ in failed], [v for _, v in failed], width * 0.95, align="edge",
+               color="C3", label="errors/s")
+    kill, restart = record["kill_at_s"], record["restart_at_s"]
+    for t, what in ((kill, "SIGKILL"), (restart, "restart")):
+        ax.axvline(t, color="k", linewidth=1)
+        ax.annotate(what, (t, 1.0), xycoords=("data", "axes fraction"), xytext=(3, -12),
+                    textcoords="offset points")
+    if got.get("out_s") is not None:
+        ax.axvspan(kill, kill + got["out_s"], color="C1", alpha=0.3, label="dead, still UP")
+    if got.get("back_s") is not None:
+        ax.axvspan(restart, restart + got["back_s"], color="C2", alpha=0.3,
+                   label="alive, still DOWN")
+    ax.set_xlabel("seconds into the run")
+    ax.set_ylabel("per second")
+    ax.grid(axis="y", alpha=0.3)
+    ax.set_axisbelow(True)
+    report.legend_above(ax, 2)
+    fig.suptitle(f"{record['backends']} backends behind HAProxy, {record['victim']} killed and "
+                 "revived" + ("" if record["mode"] == "full" else f" ({record['mode']} mode)"))
+    report.save_readable(fig, path, record["machine"])
 
 
 def _s(seconds: float | None) -> str:
