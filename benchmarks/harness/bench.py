@@ -675,9 +675,11 @@ def cmd_verify(args) -> int:
 
 
 def replot_one(json_path: str) -> list[str]:
-    """Redraw the PNGs of one results record from its own data (the per-cell summary and
-    the spec text it recorded, or a probe's results), measuring nothing. Returns the files
-    written."""
+    """Redraw the PNGs of one results record from its own data (the cells, or the per-cell
+    summary, and the spec text it recorded, or a probe's results), measuring nothing. A
+    spec's record with its cells also gets its CSV and its comparisons derived again (what
+    the harness derives from cells may grow a column; what was measured stays). Returns the
+    files written."""
     with open(json_path, encoding="utf-8") as f:
         doc = json.load(f)
     base = json_path[:-len(".json")]
@@ -691,6 +693,12 @@ def replot_one(json_path: str) -> list[str]:
                                 "arms": [a for a in spec.arms if any(k[1] == a.name for k in summ)],
                                 "rows": [r for r in spec.rows if any(k[0] == r.name for k in summ)]})
         out = []
+        if doc.get("cells"):
+            summ, compares, comparisons = runner.derive(view, doc["cells"])
+            runner.write_summary_csv(base + ".csv", view, summ, compares, comparisons)
+            doc["comparisons"] = comparisons
+            report.write_json(json_path, doc)
+            out += [base + ".csv", json_path]
         for metric in spec.plots:
             if report.plot_metric(f"{base}-{metric}.png", view, summ, metric, doc["machine"],
                                   doc.get("mode", "?")):

@@ -215,6 +215,28 @@ def check_parts(spec: Spec, build_dir: str, repo_root: str) -> tuple[list, list,
     return arms, rows, why
 
 
+
+def derive(spec_view: Spec, cells: list[dict]):
+    """What a run's CSV and verdicts say, from its cells alone: the per-(row, arm) summary,
+    the comparisons that apply to the arms and rows measured, and their verdicts (ranges and
+    round by round). `bench.py replot` calls it on a recorded run, so a record's derived
+    files can always be rewritten from what it measured."""
+    row_names = [r.name for r in spec_view.rows]
+    arm_names = [a.name for a in spec_view.arms]
+    summ = sm.summarize(cells, row_names, arm_names, spec_view.busy_threshold_pct,
+                        spec_view.stall_us)
+    compares = [c for c in spec_view.compares
+                if (c.over == "arms" and {c.a, c.b} <= set(arm_names))
+                or (c.over == "rows" and {c.a, c.b} <= set(row_names))]
+    comparisons = sm.compare(summ, compares, row_names, arm_names,
+                             spec_view.min_rounds_for_verdict, cells)
+    return summ, compares, comparisons
+
+
+def write_summary_csv(path: str, spec_view: Spec, summ: dict, compares, comparisons) -> None:
+    report.write_csv(path, report.csv_header(compares),
+                     report.csv_rows(spec_view, summ, comparisons))
+
 def run_spec(spec: Spec, *, mode: str, build_dir: str, out_dir: str, repo_root: str,
              argv: list[str], reproduce_argv: list[str], settings, allow_missing: bool,
              keep_tmp: bool = False, stream=sys.stdout, host: str = LOOPBACK_HOST,
@@ -298,14 +320,7 @@ def run_spec(spec: Spec, *, mode: str, build_dir: str, out_dir: str, repo_root: 
             except OSError:
                 pass
 
-    row_names = [r.name for r in rows]
-    arm_names = [a.name for a in arms]
-    summ = sm.summarize(cells, row_names, arm_names, spec.busy_threshold_pct, spec.stall_us)
-    compares = [c for c in spec.compares
-                if (c.over == "arms" and {c.a, c.b} <= set(arm_names))
-                or (c.over == "rows" and {c.a, c.b} <= set(row_names))]
-    comparisons = sm.compare(summ, compares, row_names, arm_names, spec.min_rounds_for_verdict,
-                             cells)
+    summ, compares, comparisons = derive(spec_view, cells)
 
     dest = os.path.join(out_dir, spec.chapter)
     os.makedirs(dest, exist_ok=True)
@@ -338,8 +353,7 @@ def run_spec(spec: Spec, *, mode: str, build_dir: str, out_dir: str, repo_root: 
         "comparisons": comparisons,
     }
     report.write_json(base + ".json", doc)
-    report.write_csv(base + ".csv", report.csv_header(compares),
-                     report.csv_rows(spec_view, summ, comparisons))
+    write_summary_csv(base + ".csv", spec_view, summ, compares, comparisons)
     report.write_csv(base + "-runs.csv", report.RUNS_HEADER,
                      report.runs_rows(cells, spec.stall_us))
     plots = []

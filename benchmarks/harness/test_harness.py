@@ -1395,7 +1395,16 @@ class ReadablePlots(unittest.TestCase):
             written = bench.replot_one(os.path.join(tmp, "churn.json"))
             self.assertEqual(sorted(os.path.basename(w) for w in written),
                              ["churn-pg_opened_per_req.png", "churn-rps.png",
-                              "churn-server_us_per_req.png"])
+                              "churn-server_us_per_req.png", "churn.csv", "churn.json"])
+            # The CSV derived again from the cells says what the committed one says, column
+            # for column (a column the harness has since learned to derive may be added).
+            with open(src[:-len(".json")] + ".csv", encoding="utf-8") as f:
+                committed = list(csv.DictReader(f))
+            with open(os.path.join(tmp, "churn.csv"), encoding="utf-8") as f:
+                derived = list(csv.DictReader(f))
+            self.assertEqual(len(derived), len(committed))
+            for old, new in zip(committed, derived):
+                self.assertEqual({k: new[k] for k in old}, old)
 
 
 if __name__ == "__main__":
