@@ -705,8 +705,9 @@ def replot_one(json_path: str) -> list[str]:
                 out.append(f"{base}-{metric}.png")
         return out
     if os.path.basename(base) == failover.NAME and doc.get("results"):
+        failover.write_csv(base + ".csv", doc["results"])
         failover.plot(base + "-timeline.png", doc)
-        return [base + "-timeline.png"]
+        return [base + ".csv", base + "-timeline.png"]
     if os.path.basename(base) == probe.NAME and doc.get("results"):
         probe.plot(base + "-round-trip.png", doc, doc["machine"], doc.get("mode", "?"))
         return [base + "-round-trip.png"]

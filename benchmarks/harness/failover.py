@@ -266,7 +266,9 @@ def _s(seconds: float | None) -> str:
 
 
 def write_csv(path: str, got: dict) -> None:
-    totals = {k: v for k, v in got.items() if k not in ("served", "timeline")}
+    # Seconds to the millisecond: the checks are polled every POLL_S, so finer is noise.
+    totals = {k: (f"{v:.3f}" if isinstance(v, float) else v)
+              for k, v in got.items() if k not in ("served", "timeline")}
     cols = ["kind", "name", *totals, "served", "t_s", "ok", "5xx", "other"]
     with open(path, "w", encoding="utf-8", newline="") as f:
         w = csv.DictWriter(f, fieldnames=cols, extrasaction="raise")
