@@ -222,9 +222,16 @@ def run_failover(*, mode: str, build_dir: str, out_dir: str, repo_root: str, arg
           f"{got['aborted_in_flight']} aborted in flight, {got['client_errors']} client errors; "
           f"out after {_s(got['out_s'])}, back after {_s(got['back_s'])}; wrote {base}.json, .csv",
           file=stream)
+    problems = []
     if got["out_s"] is None or got["back_s"] is None:
-        return [], [f"{CHAPTER}/{NAME}: no poll showed {victim} taken out and back in"]
-    return [], []
+        problems.append(f"{CHAPTER}/{NAME}: no poll showed {victim} taken out and back in")
+    if got["answered_twice"]:
+        problems.append(f"{CHAPTER}/{NAME}: {got['answered_twice']} responses arrived with no "
+                        "request outstanding")
+    if got["unaccounted"]:
+        problems.append(f"{CHAPTER}/{NAME}: {got['unaccounted']} requests HAProxy received are "
+                        "neither answered, aborted nor refused")
+    return [], problems
 
 
 def plot(path: str, record: dict) -> None:
