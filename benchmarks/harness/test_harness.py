@@ -758,6 +758,30 @@ class Peers(unittest.TestCase):
                 body = f.read()
             self.assertIn(body, routes, name)   # the same bytes our stage sends
 
+    def test_the_asyncio_peer_answers_a_pipeline_in_order_and_refuses_after_it(self):
+        # The blocking route goes through the executor and finishes last; its answer must
+        # still come first, and a bad request after it is answered 400 only once the answers
+        # before it are out, then the connection closes.
+        import socket
+        proc = subprocess.Popen([sys.executable, os.path.join(REPO, "benchmarks/peers/asyncio_http.py"),
+                                 "--port", "0", "--blocking-threads", "2"],
+                                stdout=subprocess.PIPE, text=True)
+        try:
+            line = proc.stdout.readline()
+            port = int(line.rsplit(":", 1)[1])
+            with socket.create_connection(("127.0.0.1", port), timeout=10) as s:
+                s.sendall(b"GET /sleep?ms=30 HTTP/1.1\r\n\r\nGET /json HTTP/1.1\r\n\r\n"
+                          b"GET /sleep HTTP/1.1\r\n\r\nPUT / HTTP/1.1\r\n\r\nGET / HTTP/1.1\r\n\r\n")
+                got = b""
+                while chunk := s.recv(65536):
+                    got += chunk
+        finally:
+            proc.terminate()
+            proc.wait(timeout=10)
+        bodies = [part.split(b"\r\n\r\n", 1)[1] for part in got.split(b"HTTP/1.1 ")[1:]]
+        self.assertEqual(bodies, [b"slept 30 ms", b'{"message":"Hello, World!"}', b"slept 0 ms",
+                                  b"bad request"])
+
     def test_a_balancer_is_sampled_apart_from_its_backends(self):
         arm = specfile.Arm(name="lb", kind="haproxy", binary="handoff-06", backends=1)
         lb = servers.Server(arm, "/b", REPO, "/w")
