@@ -1,0 +1,389 @@
+"""book/_ext/headline_table: the seeds' before/after claims beside ours, each with a verdict (chapter 06).
+
+Role: the one home of the book's last table. Each entry of ``book/headline.toml`` names a
+pair of seed figures (a before and an after, two ids of ``book/seeds.csv``), says what they
+compare and which direction is better, and names our figures for the same comparison as
+cells of the book's cell syntax (``FILE: column[key=value, ...]``, book/_ext/results_cell.py),
+or says why we have none (``not_measured``). Nothing is typed: the seed's figures, unit and
+machine come from the seeds table, ours (median and min–max over the rounds) from the
+results and our machine from the record (.json) beside each results file. The cells are
+read with results_cell's own parser and loader, and the ranges compared with its
+``compare``, so this table and the ``verdict`` role cannot disagree.
+
+The verdict of a row:
+
+- ``reproduced``: our after lies on the same side of our before as the seed's after of the
+  seed's before (for most rows the better side; for a cost the seed reported, such as the
+  call_soon chain, the worse), and our two arms' min–max ranges do not overlap;
+- ``level``: our two ranges overlap;
+- ``reversed``: our after lies wholly on the other side;
+- ``not measured``: no figure of ours is the same comparison; the entry says why.
+
+A cell with no ``_min``/``_max`` columns (a count over the whole run, such as rounds lost)
+is its own range. ``FILE: column[keys] * N`` shows a per-request count per N requests. An
+entry's ``ours_of`` cells make each of our figures a count out of a total ("25 of 40"); the
+ratio is then one of the fractions, as the seed's "2 of 10" is.
+
+The ``headline-table`` directive renders the table (no arguments; ``:file:`` names another
+TOML file relative to the book's source directory, ``:seeds:`` another seeds table).
+``bench.py compare`` prints the same rows as text (``text_table``), read from the new
+results. A missing file, row, column or seed id fails the ``-W`` build with the entry's name.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tomllib
+from dataclasses import dataclass, field
+
+from docutils import nodes
+from docutils.parsers.rst import directives
+from sphinx.util.docutils import SphinxDirective
+
+import results_cell as rc  # the cell parser, the loader and the comparison of ranges
+
+__version__ = "1"
+
+HEADLINE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "headline.toml")
+TIME_UNITS = {"ns": 1e-9, "µs": 1e-6, "us": 1e-6, "ms": 1e-3, "s": 1.0}
+VERDICT_WORDS = ("reproduced", "level", "reversed", "not measured")
+
+
+@dataclass
+class Side:
+    """One side of a row: two figures, as shown, and the numbers the verdict reads."""
+    before: str
+    after: str
+    unit: str
+    machine: str
+    ratio: float | None
+    spans: tuple[tuple[float, float], tuple[float, float]] | None = None
+    sources: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Row:
+    name: str
+    compared: str
+    better: str
+    seed: Side
+    record: str
+    ours: Side | None
+    verdict: str
+    reason: str = ""       # why not measured, or a caveat on the mapping
+
+
+def load_entries(path: str = HEADLINE) -> list[dict]:
+    if not os.path.isfile(path):
+        raise rc.CellError(f"the headline table {path} does not exist")
+    try:
+        with open(path, "rb") as f:
+            data = tomllib.load(f)
+    except tomllib.TOMLDecodeError as e:
+        raise rc.CellError(f"{path}: {e}") from None
+    entries = data.get("row", [])
+    if not entries:
+        raise rc.CellError(f"{path} has no [[row]] entries")
+    for e in entries:
+        name = e.get("name", "?")
+        for key in ("name", "seed", "compared", "better"):
+            if key not in e:
+                raise rc.CellError(f"{path}: entry {name!r} has no {key!r}")
+        if e["better"] not in ("lower", "higher"):
+            raise rc.CellError(f"{path}: entry {name!r}: better is 'lower' or 'higher', not {e['better']!r}")
+        if len(e["seed"]) != 2:
+            raise rc.CellError(f"{path}: entry {name!r}: seed is [before, after]")
+        if ("ours" in e) == ("not_measured" in e):
+            raise rc.CellError(f"{path}: entry {name!r}: give either ours = [before, after] or not_measured = \"why\"")
+        if "ours" in e and len(e["ours"]) != 2:
+            raise rc.CellError(f"{path}: entry {name!r}: ours is [before, after]")
+    return entries
+
+
+def seed_value(row: dict[str, str]) -> float:
+    """'2 of 10' -> 0.2 (a count out of a total); otherwise results_cell.seed_number."""
+    text = row["value"].removeprefix("about ").strip()
+    if " of " in text:
+        n, total = (rc.number(p.strip().replace(",", ""), row["id"]) for p in text.split(" of ", 1))
+        return n / total
+    return rc.seed_number(row)
+
+
+def seed_side(ids: list[str], seeds: dict[str, dict[str, str]]) -> tuple[Side, str]:
+    rows = []
+    for i in ids:
+        if i not in seeds:
+            raise rc.CellError(f"no figure {i!r} in the seeds table (book/seeds.csv)")
+        rows.append(seeds[i])
+    a, b = rows
+    if a["record"] != b["record"]:
+        raise rc.CellError(f"{ids[0]} and {ids[1]} are figures of two records ({a['record']}, {b['record']})")
+    va, vb = seed_value(a), seed_value(b)
+    ua, ub = a["unit"].strip(), b["unit"].strip()
+    if ua != ub:  # "280–578 ms -> 67–88 µs": one unit for the ratio and the direction
+        if ua not in TIME_UNITS or ub not in TIME_UNITS:
+            raise rc.CellError(f"{ids[0]} and {ids[1]} have units {ua!r} and {ub!r}, not one quantity")
+        va, vb = va * TIME_UNITS[ua], vb * TIME_UNITS[ub]
+    ratio = vb / va if va else None
+    machine = a["machine"] if a["machine"] == b["machine"] else f"{a['machine']}; {b['machine']}"
+    sources = [f"{r['record']}, {r['file']} line {r['line']}: “{r['quote']}”" for r in rows]
+    before, after = a["value"], b["value"]
+    if ua != ub:
+        before, after = before + rc.with_unit(a["unit"]), after + rc.with_unit(b["unit"])
+    side = Side(before, after, ua if ua == ub else "", machine or "machine not named", ratio,
+                spans=((va, va), (vb, vb)), sources=sources)
+    return side, a["record"]
+
+
+def machine_short(record: dict) -> str:
+    m = record.get("machine", {})
+    parts = [m.get("cpu_model") or "unknown CPU", f"{m.get('cores', '?')} cores"]
+    if str(m.get("virtualised", "")).startswith("yes"):
+        parts.append("virtual machine")
+    return ", ".join(parts)
+
+
+def read_record(csv_path: str) -> dict:
+    json_path = csv_path[: -len(".csv")] + ".json"
+    if not os.path.isfile(json_path):
+        raise rc.CellError(f"the record {json_path} beside the results is missing (our machine comes from it)")
+    with open(json_path, encoding="utf-8") as f:
+        return json.load(f)
+
+
+def our_cell(root: str, text: str):
+    """'F: col[keys] * 1000' -> (file path, (median, min, max), their texts, the record).
+    The texts are the CSV's own, or for a scaled cell the product to four significant
+    digits (results_table's ``name*1000``)."""
+    rel, cells, op, fmt = rc.parse(text)
+    if fmt:
+        raise rc.CellError(f"{text!r}: a headline cell takes no format")
+    scale = None
+    if len(cells) == 2:
+        if op != "*" or cells[1][0] is not None:
+            raise rc.CellError(f"{text!r}: a headline cell is one cell, or one cell * a number")
+        scale = float(cells[1][1][""])
+    column, keys = cells[0]
+    lines, path = rc.load(root, rel)
+    base = rc.base_column(column)
+    columns = [column]
+    if f"{base}_min" in lines[0] and f"{base}_max" in lines[0]:
+        columns += [f"{base}_min", f"{base}_max"]
+    raw = [rc.read_cell(lines, rel, c, keys) for c in columns]
+    values = [rc.number(t, f"{c}[{rc.keys_text(keys)}]") for t, c in zip(raw, columns)]
+    if scale is not None:
+        values = [v * scale for v in values]
+        raw = [scaled(v) for v in values]
+    if len(values) == 1:          # a count over the whole run: its own range
+        values, raw = values * 3, raw * 3
+    return path, tuple(values), tuple(raw), read_record(path)
+
+
+def scaled(x: float) -> str:
+    """Four significant digits, never in exponent form."""
+    return f"{x:,.0f}" if abs(x) >= 1000 else f"{x:.4g}"
+
+
+def figure_text(texts: tuple[str, str, str]) -> str:
+    med, lo, hi = texts
+    if lo == hi == med:
+        return med
+    return f"{med} ({lo}–{hi})"
+
+
+def our_side(root: str, entry: dict) -> Side:
+    cells = [our_cell(root, t) for t in entry["ours"]]
+    totals = [our_cell(root, t) for t in entry["ours_of"]] if "ours_of" in entry else None
+    machines = []
+    for *_, record in cells:
+        m = machine_short(record)
+        if m not in machines:
+            machines.append(m)
+    (pa, va, xa, _), (pb, vb, xb, _) = cells
+    if totals:
+        texts = [f"{xa[0]} of {totals[0][2][0]}", f"{xb[0]} of {totals[1][2][0]}"]
+        fa = va[0] / totals[0][1][0] if totals[0][1][0] else 0.0
+        fb = vb[0] / totals[1][1][0] if totals[1][1][0] else 0.0
+        ratio = fb / fa if fa else None
+        spans = ((fa, fa), (fb, fb))
+    else:
+        texts = [figure_text(xa), figure_text(xb)]
+        ratio = vb[0] / va[0] if va[0] else None
+        spans = ((va[1], va[2]), (vb[1], vb[2]))
+    return Side(texts[0], texts[1], entry.get("unit", ""), "; ".join(machines), ratio,
+                spans=spans, sources=list(dict.fromkeys([pa, pb])))
+
+
+def verdict(seed: Side, ours: Side, better: str) -> str:
+    """The seed's direction (after against before), then ours against it, with
+    results_cell.compare deciding whether our two ranges are apart."""
+    (sa, _), (sb, _) = seed.spans
+    if sa == sb:
+        raise rc.CellError("the seed's before and after are equal: nothing to reproduce")
+    seed_word = "ahead" if (sb < sa) == (better == "lower") else "behind"
+    ours_word = rc.compare(ours.spans[1], ours.spans[0], better)
+    if ours_word == "level":
+        return "level"
+    return "reproduced" if ours_word == seed_word else "reversed"
+
+
+def compute(root: str, entries: list[dict], seeds_path: str = rc.SEEDS_TABLE) -> list[Row]:
+    seeds = rc.load_seeds(seeds_path)
+    rows = []
+    for e in entries:
+        try:
+            seed, record = seed_side(e["seed"], seeds)
+            if "ours" in e:
+                ours = our_side(root, e)
+                if not ours.unit:
+                    ours.unit = seed.unit
+                word = verdict(seed, ours, e["better"])
+                reason = e.get("note", "")
+            else:
+                ours, word, reason = None, "not measured", e["not_measured"]
+        except rc.CellError as err:
+            raise rc.CellError(f"headline entry {e['name']!r}: {err}") from None
+        rows.append(Row(e["name"], e["compared"], e["better"], seed, record, ours, word, reason))
+    return rows
+
+
+def ratio_text(r: float | None) -> str:
+    """after / before: two decimals, or two significant digits below 0.1 ("0.00018×")."""
+    if r is None:
+        return "–"
+    if r == 0:
+        return "0×"
+    return (f"{r:.2f}" if r >= 0.1 else f"{r:.2g}") + "×"
+
+
+def with_unit(text: str, unit: str) -> str:
+    return f"{text} {unit}" if unit else text
+
+
+def counts(rows: list[Row]) -> dict[str, int]:
+    return {w: sum(r.verdict == w for r in rows) for w in VERDICT_WORDS}
+
+
+def text_table(rows: list[Row]) -> list[str]:
+    """The table as plain lines, for bench.py compare's report."""
+    out = ["The seeds' headline table (book/headline.toml), ours from these results:"]
+    for r in rows:
+        s = r.seed
+        out.append(f"- {r.name}: {r.compared} ({r.better} is better)")
+        out.append(f"    {r.record}: {with_unit(f'{s.before} -> {s.after}', s.unit)} ({s.machine}), "
+                   f"ratio {ratio_text(s.ratio)}")
+        if r.ours:
+            o = r.ours
+            out.append(f"    ours: {with_unit(f'{o.before} -> {o.after}', o.unit)} ({o.machine}), "
+                       f"ratio {ratio_text(o.ratio)}: {r.verdict}")
+        else:
+            out.append(f"    ours: not measured here: {r.reason}")
+    c = counts(rows)
+    out.append(", ".join(f"{n} {w}" for w, n in c.items()))
+    return out
+
+
+# --- the directive ----------------------------------------------------------------------
+
+HEADINGS = ["what is compared", "seed: before → after", "ratio", "ours: before → after", "ratio", "verdict"]
+WIDTHS = [24, 22, 7, 30, 7, 10]
+
+
+class HeadlineTable(SphinxDirective):
+    required_arguments = 0
+    has_content = False
+    option_spec = {"file": directives.unchanged_required, "seeds": directives.unchanged_required,
+                   "caption": directives.unchanged}
+
+    def run(self):
+        confdir = self.env.app.confdir
+        toml = os.path.join(self.env.srcdir, self.options["file"]) if "file" in self.options else HEADLINE
+        configured = self.options.get("seeds") or getattr(self.env.config, "seeds_table", "")
+        seeds = os.path.join(confdir, configured) if configured else rc.SEEDS_TABLE
+        try:
+            rows = compute(rc.results_root(self.env), load_entries(toml), seeds)
+        except rc.CellError as e:
+            raise self.error(f"headline-table: {e}") from None
+        self.env.note_dependency(os.path.abspath(toml))
+        self.env.note_dependency(os.path.abspath(seeds))
+        for r in rows:
+            for p in r.ours.sources if r.ours else []:
+                self.env.note_dependency(p)
+                self.env.note_dependency(p[: -len(".csv")] + ".json")
+
+        table = nodes.table(classes=["results-table", "headline-table"])
+        if self.options.get("caption"):
+            title = nodes.title(text=self.options["caption"])
+            self.set_source_info(title)
+            table += title
+        tgroup = nodes.tgroup(cols=len(HEADINGS))
+        table += tgroup
+        for w in WIDTHS:
+            tgroup += nodes.colspec(colwidth=w)
+        thead = nodes.thead()
+        tgroup += thead
+        head = nodes.row()
+        for h in HEADINGS:
+            head += self._entry([nodes.Text(h)])
+        thead += head
+        tbody = nodes.tbody()
+        tgroup += tbody
+        for r in rows:
+            tbody += self._row(r)
+        self.set_source_info(table)
+        summary = nodes.paragraph(classes=["results-provenance"])
+        c = counts(rows)
+        summary += nodes.Text(f"{len(rows)} rows: " + ", ".join(f"{n} {w}" for w, n in c.items()) + ".")
+        return [table, summary]
+
+    def _entry(self, children, classes=()):
+        entry = nodes.entry(classes=list(classes))
+        para = nodes.paragraph()
+        for c in children:
+            para += c
+        entry += para
+        return entry
+
+    @staticmethod
+    def _line(text: str, classes: list[str]) -> nodes.inline:
+        return nodes.inline(text=text, classes=classes)
+
+    def _pair(self, side: Side, label: str, why: str) -> nodes.entry:
+        value = f"{side.before} → {side.after}" + rc.with_unit(" " + side.unit if side.unit else "")
+        entry = nodes.entry()
+        para = nodes.paragraph()
+        para += nodes.abbreviation(value, value, explanation=why, classes=["result-cell", "headline-figure"])
+        entry += para
+        entry += nodes.paragraph(text=label, classes=["headline-machine"])
+        return entry
+
+    def _row(self, r: Row) -> nodes.row:
+        row = nodes.row()
+        what = nodes.entry()
+        what += nodes.paragraph(text=r.compared)
+        what += nodes.paragraph(text=f"{r.better} is better", classes=["headline-machine"])
+        if r.reason and r.ours:
+            what += nodes.paragraph(text=r.reason, classes=["headline-machine"])
+        row += what
+        row += self._pair(r.seed, f"{r.record}, {r.seed.machine}", "; ".join(r.seed.sources))
+        row += self._entry([nodes.Text(ratio_text(r.seed.ratio))])
+        if r.ours:
+            root = rc.results_root(self.env)
+            why = "; ".join(os.path.relpath(p, root) for p in r.ours.sources) + " (median, then min–max over the rounds)"
+            row += self._pair(r.ours, r.ours.machine, why)
+            row += self._entry([nodes.Text(ratio_text(r.ours.ratio))])
+        else:
+            entry = nodes.entry()
+            entry += nodes.paragraph(text="not measured here", classes=["headline-machine"])
+            entry += nodes.paragraph(text=r.reason)
+            row += entry
+            row += self._entry([nodes.Text("–")])
+        row += self._entry([nodes.inline(text=r.verdict, classes=["name", "headline-verdict"])],
+                           classes=[f"verdict-{r.verdict.replace(' ', '-')}"])
+        return row
+
+
+def setup(app):
+    app.add_directive("headline-table", HeadlineTable)
+    return {"version": __version__, "parallel_read_safe": True, "parallel_write_safe": True}
