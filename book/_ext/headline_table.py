@@ -286,11 +286,15 @@ def text_table(rows: list[Row]) -> list[str]:
 
 # --- the directive ----------------------------------------------------------------------
 
-HEADINGS = ["what is compared", "seed: before → after", "ratio", "ours: before → after", "ratio", "verdict"]
-WIDTHS = [24, 22, 7, 30, 7, 10]
+HEADINGS = ["what is compared", "the seed: before → after", "ours: before → after", "verdict"]
+WIDTHS = [30, 26, 32, 12]
 
 
 class HeadlineTable(SphinxDirective):
+    """Four columns: what is compared (and which way is better), the seed's pair (its ratio,
+    its record and machine beneath), ours (the same beneath), the verdict. A side's ratio and
+    machine sit inside its cell so the table fits the book's column at 1280 px
+    (book/tools/check_widths.py)."""
     required_arguments = 0
     has_content = False
     option_spec = {"file": directives.unchanged_required, "seeds": directives.unchanged_required,
@@ -301,8 +305,9 @@ class HeadlineTable(SphinxDirective):
         toml = os.path.join(self.env.srcdir, self.options["file"]) if "file" in self.options else HEADLINE
         configured = self.options.get("seeds") or getattr(self.env.config, "seeds_table", "")
         seeds = os.path.join(confdir, configured) if configured else rc.SEEDS_TABLE
+        root = rc.results_root(self.env)
         try:
-            rows = compute(rc.results_root(self.env), load_entries(toml), seeds)
+            rows = compute(root, load_entries(toml), seeds)
         except rc.CellError as e:
             raise self.error(f"headline-table: {e}") from None
         self.env.note_dependency(os.path.abspath(toml))
@@ -325,62 +330,57 @@ class HeadlineTable(SphinxDirective):
         tgroup += thead
         head = nodes.row()
         for h in HEADINGS:
-            head += self._entry([nodes.Text(h)])
+            head += self._cell([nodes.paragraph(text=h)])
         thead += head
         tbody = nodes.tbody()
         tgroup += tbody
         for r in rows:
-            tbody += self._row(r)
+            tbody += self._row(r, root)
         self.set_source_info(table)
         summary = nodes.paragraph(classes=["results-provenance"])
-        c = counts(rows)
-        summary += nodes.Text(f"{len(rows)} rows: " + ", ".join(f"{n} {w}" for w, n in c.items()) + ".")
+        summary += nodes.Text(f"{len(rows)} rows: "
+                              + ", ".join(f"{n} {w}" for w, n in counts(rows).items()) + ".")
         return [table, summary]
 
-    def _entry(self, children, classes=()):
+    @staticmethod
+    def _cell(paragraphs, classes=()) -> nodes.entry:
         entry = nodes.entry(classes=list(classes))
-        para = nodes.paragraph()
-        for c in children:
-            para += c
-        entry += para
+        for p in paragraphs:
+            entry += p
         return entry
 
     @staticmethod
-    def _line(text: str, classes: list[str]) -> nodes.inline:
-        return nodes.inline(text=text, classes=classes)
+    def _small(text: str) -> nodes.paragraph:
+        return nodes.paragraph(text=text, classes=["headline-aside"])
 
-    def _pair(self, side: Side, label: str, why: str) -> nodes.entry:
-        value = f"{side.before} → {side.after}" + rc.with_unit(" " + side.unit if side.unit else "")
-        entry = nodes.entry()
-        para = nodes.paragraph()
-        para += nodes.abbreviation(value, value, explanation=why, classes=["result-cell", "headline-figure"])
-        entry += para
-        entry += nodes.paragraph(text=label, classes=["headline-machine"])
-        return entry
+    def _side(self, side: Side, label: str, why: str) -> nodes.entry:
+        value = nodes.paragraph()
+        before, after = (nodes.inline(text=t, classes=["headline-figure"]) for t in (side.before, side.after))
+        abbr = nodes.abbreviation("", "", explanation=why, classes=["result-cell"])
+        abbr += before
+        abbr += nodes.Text(" → ")
+        abbr += after
+        if side.unit:  # an ordinary space: a long unit may go to the next line
+            abbr += nodes.Text(" " + side.unit)
+        value += abbr
+        return self._cell([value, self._small(f"ratio {ratio_text(side.ratio)}"), self._small(label)])
 
-    def _row(self, r: Row) -> nodes.row:
+    def _row(self, r: Row, root: str) -> nodes.row:
         row = nodes.row()
-        what = nodes.entry()
-        what += nodes.paragraph(text=r.compared)
-        what += nodes.paragraph(text=f"{r.better} is better", classes=["headline-machine"])
+        what = [nodes.paragraph(text=r.compared), self._small(f"{r.better} is better")]
         if r.reason and r.ours:
-            what += nodes.paragraph(text=r.reason, classes=["headline-machine"])
-        row += what
-        row += self._pair(r.seed, f"{r.record}, {r.seed.machine}", "; ".join(r.seed.sources))
-        row += self._entry([nodes.Text(ratio_text(r.seed.ratio))])
+            what.append(self._small(r.reason))
+        row += self._cell(what)
+        row += self._side(r.seed, f"{r.record}, {r.seed.machine}", "; ".join(r.seed.sources))
         if r.ours:
-            root = rc.results_root(self.env)
-            why = "; ".join(os.path.relpath(p, root) for p in r.ours.sources) + " (median, then min–max over the rounds)"
-            row += self._pair(r.ours, r.ours.machine, why)
-            row += self._entry([nodes.Text(ratio_text(r.ours.ratio))])
+            why = ("; ".join(os.path.relpath(p, root) for p in r.ours.sources)
+                   + ": the median, then the min–max over the rounds")
+            row += self._side(r.ours, r.ours.machine, why)
         else:
-            entry = nodes.entry()
-            entry += nodes.paragraph(text="not measured here", classes=["headline-machine"])
-            entry += nodes.paragraph(text=r.reason)
-            row += entry
-            row += self._entry([nodes.Text("–")])
-        row += self._entry([nodes.inline(text=r.verdict, classes=["name", "headline-verdict"])],
-                           classes=[f"verdict-{r.verdict.replace(' ', '-')}"])
+            row += self._cell([self._small("not measured here"), nodes.paragraph(text=r.reason)])
+        verdict_text = nodes.paragraph()
+        verdict_text += nodes.inline(text=r.verdict, classes=["name", "headline-verdict"])
+        row += self._cell([verdict_text], classes=[f"verdict-{r.verdict.replace(' ', '-')}"])
         return row
 
 
