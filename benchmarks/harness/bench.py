@@ -578,8 +578,10 @@ def write_report(args, manifest: dict) -> list:
     # Imported here: it reads the book's roles (book/_ext, which needs Sphinx), and only the
     # report needs them; every other subcommand runs without Sphinx installed.
     import book_figures
+    import headline_table  # book/_ext, on the path book_figures set: the book's last table
     rows = book_figures.compare(args.against, args.out)
     text = book_figures.render(rows, report_context(args, manifest))
+    text += "\n".join(headline_table.report(args.against, args.out)) + "\n"
     path = os.path.join(args.out, REPORT)
     with open(path, "w", encoding="utf-8") as f:
         f.write(text)

@@ -228,24 +228,64 @@ def verdict(seed: Side, ours: Side, better: str) -> str:
     return "reproduced" if ours_word == seed_word else "reversed"
 
 
+def compute_one(root: str, e: dict, seeds: dict[str, dict[str, str]]) -> Row:
+    try:
+        seed, record = seed_side(e["seed"], seeds)
+        if "ours" in e:
+            ours = our_side(root, e)
+            if not ours.unit:
+                ours.unit = seed.unit
+            word = verdict(seed, ours, e["better"])
+            reason = e.get("note", "")
+        else:
+            ours, word, reason = None, "not measured", e["not_measured"]
+    except rc.CellError as err:
+        raise rc.CellError(f"headline entry {e['name']!r}: {err}") from None
+    return Row(e["name"], e["compared"], e["better"], seed, record, ours, word, reason)
+
+
 def compute(root: str, entries: list[dict], seeds_path: str = rc.SEEDS_TABLE) -> list[Row]:
+    """Every row, or the first entry that cannot be read (a CellError naming it)."""
     seeds = rc.load_seeds(seeds_path)
-    rows = []
+    return [compute_one(root, e, seeds) for e in entries]
+
+
+def report(committed: str, new: str, toml: str = HEADLINE, seeds_path: str = rc.SEEDS_TABLE) -> list[str]:
+    """bench.py compare's section: every row read from the new results, its verdict beside
+    the committed one. A row the new results cannot answer (a part not run, quick mode's
+    missing columns) says why instead of ending the report."""
+    out = ["", "## The seeds' headline table", "",
+           "Each seed's before and after (book/headline.toml) beside ours from the new results; "
+           "the committed results' verdict beside it.", "",
+           "| row | seed: before → after | ratio | new: before → after | ratio | verdict | committed |",
+           "|---|---|---|---|---|---|---|"]
+    try:
+        entries, seeds = load_entries(toml), rc.load_seeds(seeds_path)
+    except rc.CellError as e:
+        return out[:3] + [f"Not computed: {e}"]
+    words: dict[str, int] = {}
     for e in entries:
-        try:
-            seed, record = seed_side(e["seed"], seeds)
-            if "ours" in e:
-                ours = our_side(root, e)
-                if not ours.unit:
-                    ours.unit = seed.unit
-                word = verdict(seed, ours, e["better"])
-                reason = e.get("note", "")
-            else:
-                ours, word, reason = None, "not measured", e["not_measured"]
-        except rc.CellError as err:
-            raise rc.CellError(f"headline entry {e['name']!r}: {err}") from None
-        rows.append(Row(e["name"], e["compared"], e["better"], seed, record, ours, word, reason))
-    return rows
+        got = {}
+        for which, root in (("new", new), ("committed", committed)):
+            try:
+                got[which] = compute_one(os.path.abspath(root), e, seeds)
+            except rc.CellError as err:
+                got[which] = str(err)
+        r = got["new"]
+        old = got["committed"].verdict if isinstance(got["committed"], Row) else "unreadable"
+        if isinstance(r, Row):
+            words[r.verdict] = words.get(r.verdict, 0) + 1
+            seed = f"{r.seed.before} → {with_unit(r.seed.after, r.seed.unit)} ({r.record}, {r.seed.machine})"
+            ours = (f"{r.ours.before} → {with_unit(r.ours.after, r.ours.unit)} ({r.ours.machine})"
+                    if r.ours else f"not measured: {r.reason}")
+            cells = [e["name"], seed, ratio_text(r.seed.ratio), ours,
+                     ratio_text(r.ours.ratio) if r.ours else "–", r.verdict, old]
+        else:
+            words["unreadable"] = words.get("unreadable", 0) + 1
+            cells = [e["name"], "", "", r, "", "unreadable", old]
+        out.append("| " + " | ".join(c.replace("|", "\\|").replace("\u00a0", " ") for c in cells) + " |")
+    out += ["", "Rows: " + ", ".join(f"{n} {w}" for w, n in words.items()) + "."]
+    return out
 
 
 def ratio_text(r: float | None) -> str:

@@ -4,7 +4,9 @@
 Against a made-up seeds table and results folder: a row whose after is apart from its before
 on the seed's side is ``reproduced``, one whose ranges overlap ``level``, one apart on the
 other side ``reversed``, a seed's reported cost paid here too ``reproduced``, a count out of
-a total compared as its fraction, and an entry with ``not_measured`` says so. A seed id the
+a total compared as its fraction, and an entry with ``not_measured`` says so; bench.py
+compare's section gives the new verdict beside the committed one, and "unreadable" for a row
+the new results cannot answer. A seed id the
 table lacks, a results line that is not there and a missing results file each fail with the
 entry's name. Then a one-page book built with Sphinx -W: the directive renders every verdict
 word, and a missing id fails the build with a message naming it.
@@ -126,6 +128,18 @@ with tempfile.TemporaryDirectory() as tmp:
             check(what, False, "raised nothing")
         except rc.CellError as e:
             check(what, needle in str(e) and "headline entry" in str(e), str(e))
+
+    # bench.py compare's section: the new results' verdicts beside the committed ones; a row
+    # the new folder cannot answer says so and the report goes on.
+    (root / "h.toml").write_text(toml(GOOD), encoding="utf-8")
+    (root / "empty").mkdir()
+    lines = ht.report(results, results, str(root / "h.toml"), seeds)
+    check("the report's rows", sum(ln.startswith("| reproduced |") for ln in lines) == 1
+          and any("3 reproduced, 1 level, 1 reversed, 1 not measured" in ln for ln in lines), "\n".join(lines))
+    lines = ht.report(results, str(root / "empty"), str(root / "h.toml"), seeds)
+    check("an unreadable row in the report", any(ln.startswith("| level |") and "does not exist" in ln
+                                                 and ln.endswith("| unreadable | level |") for ln in lines),
+          "\n".join(lines))
 
     conf = f"""
 import sys
