@@ -36,7 +36,8 @@ Role: the command line over the harness's modules.
       (parts done are kept, and a spec's finished cells). It refuses a busy machine (load
       average, or others' CPU over a short sample: harness/busy.py) unless --busy-ok, and
       ends with NEW/REPORT.md: every figure the book shows, committed and new, and every
-      verdict that flips (harness/book_figures.py)
+      verdict that flips (harness/book_figures.py), then the seeds' headline table
+      (book/_ext/headline_table.py)
   bench.py compare --out NEW [--against DIR]
       that report alone, from results already there
   bench.py verify SPEC.toml [--out DIR]

@@ -26,8 +26,8 @@ ratio is then one of the fractions, as the seed's "2 of 10" is.
 
 The ``headline-table`` directive renders the table (no arguments; ``:file:`` names another
 TOML file relative to the book's source directory, ``:seeds:`` another seeds table).
-``bench.py compare`` prints the same rows as text (``text_table``), read from the new
-results. A missing file, row, column or seed id fails the ``-W`` build with the entry's name.
+``bench.py compare`` ends its report with the same rows in Markdown (``report``), read
+from the new results, each verdict beside the committed results' one. A missing file, row, column or seed id fails the ``-W`` build with the entry's name.
 """
 
 from __future__ import annotations
@@ -303,25 +303,6 @@ def with_unit(text: str, unit: str) -> str:
 
 def counts(rows: list[Row]) -> dict[str, int]:
     return {w: sum(r.verdict == w for r in rows) for w in VERDICT_WORDS}
-
-
-def text_table(rows: list[Row]) -> list[str]:
-    """The table as plain lines, for bench.py compare's report."""
-    out = ["The seeds' headline table (book/headline.toml), ours from these results:"]
-    for r in rows:
-        s = r.seed
-        out.append(f"- {r.name}: {r.compared} ({r.better} is better)")
-        out.append(f"    {r.record}: {with_unit(f'{s.before} -> {s.after}', s.unit)} ({s.machine}), "
-                   f"ratio {ratio_text(s.ratio)}")
-        if r.ours:
-            o = r.ours
-            out.append(f"    ours: {with_unit(f'{o.before} -> {o.after}', o.unit)} ({o.machine}), "
-                       f"ratio {ratio_text(o.ratio)}: {r.verdict}")
-        else:
-            out.append(f"    ours: not measured here: {r.reason}")
-    c = counts(rows)
-    out.append(", ".join(f"{n} {w}" for w, n in c.items()))
-    return out
 
 
 # --- the directive ----------------------------------------------------------------------
