@@ -27,7 +27,8 @@ ratio is then one of the fractions, as the seed's "2 of 10" is.
 The ``headline-table`` directive renders the table (no arguments; ``:file:`` names another
 TOML file relative to the book's source directory, ``:seeds:`` another seeds table).
 ``bench.py compare`` ends its report with the same rows in Markdown (``report``), read
-from the new results, each verdict beside the committed results' one. A missing file, row, column or seed id fails the ``-W`` build with the entry's name.
+from the new results, each verdict beside the committed results' one. A missing file, row,
+column or seed id fails the ``-W`` build with the entry's name.
 """
 
 from __future__ import annotations
@@ -60,6 +61,7 @@ class Side:
     ratio: float | None
     spans: tuple[tuple[float, float], tuple[float, float]] | None = None
     sources: list[str] = field(default_factory=list)
+    cells: list[str] = field(default_factory=list)     # ours: the cells, as the TOML names them
 
 
 @dataclass
@@ -212,7 +214,8 @@ def our_side(root: str, entry: dict) -> Side:
         ratio = vb[0] / va[0] if va[0] else None
         spans = ((va[1], va[2]), (vb[1], vb[2]))
     return Side(texts[0], texts[1], entry.get("unit", ""), "; ".join(machines), ratio,
-                spans=spans, sources=list(dict.fromkeys([pa, pb])))
+                spans=spans, sources=list(dict.fromkeys([pa, pb])),
+                cells=list(entry["ours"]) + list(entry.get("ours_of", [])))
 
 
 def verdict(seed: Side, ours: Side, better: str) -> str:
@@ -394,8 +397,8 @@ class HeadlineTable(SphinxDirective):
         row += self._cell(what)
         row += self._side(r.seed, f"{r.record}, {r.seed.machine}", "; ".join(r.seed.sources))
         if r.ours:
-            why = ("; ".join(os.path.relpath(p, root) for p in r.ours.sources)
-                   + ": the median, then the min–max over the rounds")
+            why = ("; ".join(r.ours.cells)
+                   + " (a median, then the min–max over the rounds, where the file has them)")
             row += self._side(r.ours, r.ours.machine, why)
         else:
             row += self._cell([self._small("not measured here"), nodes.paragraph(text=r.reason)])
