@@ -24,8 +24,9 @@ is its own range. ``FILE: column[keys] * N`` shows a per-request count per N req
 entry's ``ours_of`` cells make each of our figures a count out of a total ("25 of 40"); the
 ratio is then one of the fractions, as the seed's "2 of 10" is.
 
-The ``headline-table`` directive renders the table (no arguments; ``:file:`` names another
-TOML file relative to the book's source directory, ``:seeds:`` another seeds table).
+The ``headline-table`` directive renders the table (no arguments; ``:records:`` keeps the
+rows of the records named, comma separated, ``seed 003``; ``:file:`` names another TOML file
+relative to the book's source directory, ``:seeds:`` another seeds table).
 ``bench.py compare`` ends its report with the same rows in Markdown (``report``), read
 from the new results, each verdict beside the committed results' one. A missing file, row,
 column or seed id fails the ``-W`` build with the entry's name.
@@ -40,11 +41,14 @@ from dataclasses import dataclass, field
 
 from docutils import nodes
 from docutils.parsers.rst import directives
+from sphinx.util import logging
 from sphinx.util.docutils import SphinxDirective
 
 import results_cell as rc  # the cell parser, the loader and the comparison of ranges
 
 __version__ = "1"
+
+logger = logging.getLogger(__name__)
 
 HEADLINE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "headline.toml")
 TIME_UNITS = {"ns": 1e-9, "µs": 1e-6, "us": 1e-6, "ms": 1e-3, "s": 1.0}
@@ -322,7 +326,8 @@ class HeadlineTable(SphinxDirective):
     required_arguments = 0
     has_content = False
     option_spec = {"file": directives.unchanged_required, "seeds": directives.unchanged_required,
-                   "caption": directives.unchanged}
+                   "records": directives.unchanged_required, "caption": directives.unchanged,
+                   "totals": directives.flag}
 
     def run(self):
         confdir = self.env.app.confdir
@@ -336,6 +341,17 @@ class HeadlineTable(SphinxDirective):
             raise self.error(f"headline-table: {e}") from None
         self.env.note_dependency(os.path.abspath(toml))
         self.env.note_dependency(os.path.abspath(seeds))
+        if "totals" in self.options:  # the verdicts of every row, one line
+            return [self._totals(rows)]
+        if "records" in self.options:  # one seed's rows: ":records: seed 003" (or several, comma separated)
+            wanted = [w.strip() for w in self.options["records"].split(",") if w.strip()]
+            rows = [r for r in rows if r.record in wanted]
+            if not rows:
+                raise self.error(f"headline-table: no row of {toml} is a figure of {', '.join(wanted)}")
+        # Which rows a page shows, so that the build fails on a row no table shows (check_shown).
+        shown = getattr(self.env, "headline_shown", {})
+        shown.setdefault(os.path.abspath(toml), {}).setdefault(self.env.docname, []).extend(r.name for r in rows)
+        self.env.headline_shown = shown
         for r in rows:
             for p in r.ours.sources if r.ours else []:
                 self.env.note_dependency(p)
@@ -361,10 +377,21 @@ class HeadlineTable(SphinxDirective):
         for r in rows:
             tbody += self._row(r, root)
         self.set_source_info(table)
+        return [table, self._totals(rows)]
+
+    @staticmethod
+    def _totals(rows: list[Row]) -> nodes.paragraph:
+        """'40 rows: 18 reproduced, ...; ours measured on X (31 rows), Y (5 rows).'"""
+        machines: dict[str, int] = {}
+        for r in rows:
+            if r.ours:
+                machines[r.ours.machine] = machines.get(r.ours.machine, 0) + 1
         summary = nodes.paragraph(classes=["results-provenance"])
-        summary += nodes.Text(f"{len(rows)} rows: "
-                              + ", ".join(f"{n} {w}" for w, n in counts(rows).items()) + ".")
-        return [table, summary]
+        text = f"{len(rows)} rows: " + ", ".join(f"{n} {w}" for w, n in counts(rows).items())
+        if machines:
+            text += "; ours measured on " + ", ".join(f"{m} ({n} rows)" for m, n in machines.items())
+        summary += nodes.Text(text + ".")
+        return summary
 
     @staticmethod
     def _cell(paragraphs, classes=()) -> nodes.entry:
@@ -408,6 +435,34 @@ class HeadlineTable(SphinxDirective):
         return row
 
 
+def check_shown(app, env) -> None:
+    """Every row of a TOML file some headline-table reads is shown by one of them: a seed
+    pair split off into a table by ``:records:`` cannot fall out of the book."""
+    for toml, pages in getattr(env, "headline_shown", {}).items():
+        seen = {name for names in pages.values() for name in names}
+        try:
+            missing = [e["name"] for e in load_entries(toml) if e["name"] not in seen]
+        except rc.CellError:
+            continue  # the directive has said why already
+        if missing:
+            logger.warning(f"headline-table: no table shows the rows {', '.join(missing)} of {toml} "
+                           f"(give their record a :records: table)", type="results", subtype="headline")
+
+
+def purge(app, env, docname) -> None:
+    for pages in getattr(env, "headline_shown", {}).values():
+        pages.pop(docname, None)
+
+
+def merge(app, env, docnames, other) -> None:
+    for toml, pages in getattr(other, "headline_shown", {}).items():
+        env.headline_shown = getattr(env, "headline_shown", {})
+        env.headline_shown.setdefault(toml, {}).update(pages)
+
+
 def setup(app):
     app.add_directive("headline-table", HeadlineTable)
+    app.connect("env-check-consistency", check_shown)
+    app.connect("env-purge-doc", purge)
+    app.connect("env-merge-info", merge)
     return {"version": __version__, "parallel_read_safe": True, "parallel_write_safe": True}

@@ -9,7 +9,8 @@ compare's section gives the new verdict beside the committed one, and "unreadabl
 the new results cannot answer. A seed id the
 table lacks, a results line that is not there and a missing results file each fail with the
 entry's name. Then a one-page book built with Sphinx -W: the directive renders every verdict
-word, and a missing id fails the build with a message naming it.
+word, ``:records:`` keeps one record's rows, ``:totals:`` counts every row, a row no table
+shows fails the build, and so does a missing id, with a message naming it.
 """
 import json
 import pathlib
@@ -156,6 +157,20 @@ seeds_table = "seeds.csv"
     for word in ("reproduced", "level", "reversed", "not measured"):
         check(f"the page shows {word!r}", f">{word}<" in html)
     check("the page names our machine", "Test CPU, 2 cores, virtual machine" in html)
+    # One record's rows (:records:), the totals line over all, and a row no table shows.
+    (root / "h.toml").write_text(toml(GOOD), encoding="utf-8")
+    rc_, err, html = build_page(root, page.replace(":caption:", ":records: seed 9\n:caption:")
+                                + "\n```{headline-table}\n:file: h.toml\n:totals:\n```\n")
+    check("a :records: table and the totals", rc_ == 0 and "6 rows: 3 reproduced, 1 level, 1 reversed, "
+          "1 not measured; ours measured on Test CPU, 2 cores, virtual machine (5 rows)." in html, err)
+    (root / "h.toml").write_text(toml(GOOD + [row("other", ["s8.a", "s8.b"], "lower", not_measured="x")]),
+                                 encoding="utf-8")
+    (root / "seeds.csv").write_text(SEEDS + "seed 8,s8.a,1, µs,r,f.txt,5,q\nseed 8,s8.b,2, µs,r,f.txt,5,q\n",
+                                    encoding="utf-8")
+    rc_, err, _ = build_page(root, page.replace(":caption:", ":records: seed 9\n:caption:"))
+    check("a row no table shows fails the build", rc_ != 0 and "no table shows the rows other" in err, err)
+    (root / "seeds.csv").write_text(SEEDS, encoding="utf-8")
+
     (root / "h.toml").write_text(toml([row("gone", ["s9.nope", "s9.cpu-after"], "lower", not_measured="x")]),
                                  encoding="utf-8")
     rc_, err, _ = build_page(root, page)
