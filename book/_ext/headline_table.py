@@ -66,6 +66,7 @@ class Side:
     spans: tuple[tuple[float, float], tuple[float, float]] | None = None
     sources: list[str] = field(default_factory=list)
     cells: list[str] = field(default_factory=list)     # ours: the cells, as the TOML names them
+    quick: bool = False                                 # ours: read from a quick-mode record
 
 
 @dataclass
@@ -206,6 +207,7 @@ def our_side(root: str, entry: dict) -> Side:
         m = machine_short(record)
         if m not in machines:
             machines.append(m)
+    quick = any(record.get("mode") != "full" for *_, record in cells)
     (pa, va, xa, _), (pb, vb, xb, _) = cells
     if totals:
         texts = [f"{xa[0]} of {totals[0][2][0]}", f"{xb[0]} of {totals[1][2][0]}"]
@@ -219,7 +221,7 @@ def our_side(root: str, entry: dict) -> Side:
         spans = ((va[1], va[2]), (vb[1], vb[2]))
     return Side(texts[0], texts[1], entry.get("unit", ""), "; ".join(machines), ratio,
                 spans=spans, sources=list(dict.fromkeys([pa, pb])),
-                cells=list(entry["ours"]) + list(entry.get("ours_of", [])))
+                cells=list(entry["ours"]) + list(entry.get("ours_of", [])), quick=quick)
 
 
 def verdict(seed: Side, ours: Side, better: str) -> str:
@@ -390,6 +392,10 @@ class HeadlineTable(SphinxDirective):
         text = f"{len(rows)} rows: " + ", ".join(f"{n} {w}" for w, n in counts(rows).items())
         if machines:
             text += "; ours measured on " + ", ".join(f"{m} ({n} rows)" for m, n in machines.items())
+        quick = sum(bool(r.ours and r.ours.quick) for r in rows)
+        if quick:  # as results_table says under a quick-mode table
+            text += (f". {quick} rows read quick-mode results (one round a cell): a pipeline check, "
+                     f"not a result")
         summary += nodes.Text(text + ".")
         return summary
 
