@@ -22,6 +22,9 @@ if (ROOT / "book" / "_ext" / "results_table.py").exists():
 extensions.append("conformance_table")
 extensions.append("trail_timeline")
 extensions.append("answer_block")
+extensions.append("headline_table")
+# The prose checked for a typed figure: the chapter notes and the headline page.
+figure_check_docs = [r"chapters/[^/]+/note", r"book/headline"]
 
 include_patterns = ["book/**", "chapters/*/note.md", "exercises/*/README.md"]
 exclude_patterns = ["build/**", "book/_ext/**", "book/tools/**", "**/__pycache__"]

@@ -36,7 +36,8 @@ Role: the command line over the harness's modules.
       (parts done are kept, and a spec's finished cells). It refuses a busy machine (load
       average, or others' CPU over a short sample: harness/busy.py) unless --busy-ok, and
       ends with NEW/REPORT.md: every figure the book shows, committed and new, and every
-      verdict that flips (harness/book_figures.py)
+      verdict that flips (harness/book_figures.py), then the seeds' headline table
+      (book/_ext/headline_table.py)
   bench.py compare --out NEW [--against DIR]
       that report alone, from results already there
   bench.py verify SPEC.toml [--out DIR]
@@ -578,8 +579,10 @@ def write_report(args, manifest: dict) -> list:
     # Imported here: it reads the book's roles (book/_ext, which needs Sphinx), and only the
     # report needs them; every other subcommand runs without Sphinx installed.
     import book_figures
+    import headline_table  # book/_ext, on the path book_figures set: the book's last table
     rows = book_figures.compare(args.against, args.out)
     text = book_figures.render(rows, report_context(args, manifest))
+    text += "\n".join(headline_table.report(args.against, args.out)) + "\n"
     path = os.path.join(args.out, REPORT)
     with open(path, "w", encoding="utf-8") as f:
         f.write(text)

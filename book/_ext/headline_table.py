@@ -1,0 +1,474 @@
+"""book/_ext/headline_table: the seeds' before/after claims beside ours, each with a verdict (chapter 06).
+
+Role: the one home of the book's last table. Each entry of ``book/headline.toml`` names a
+pair of seed figures (a before and an after, two ids of ``book/seeds.csv``), says what they
+compare and which direction is better, and names our figures for the same comparison as
+cells of the book's cell syntax (``FILE: column[key=value, ...]``, book/_ext/results_cell.py),
+or says why we have none (``not_measured``). Nothing is typed: the seed's figures, unit and
+machine come from the seeds table, ours (median and min–max over the rounds) from the
+results and our machine from the record (.json) beside each results file. The cells are
+read with results_cell's own parser and loader, and the ranges compared with its
+``compare``, so this table and the ``verdict`` role cannot disagree.
+
+The verdict of a row:
+
+- ``reproduced``: our after lies on the same side of our before as the seed's after of the
+  seed's before (for most rows the better side; for a cost the seed reported, such as the
+  call_soon chain, the worse), and our two arms' min–max ranges do not overlap;
+- ``level``: our two ranges overlap;
+- ``reversed``: our after lies wholly on the other side;
+- ``not measured``: no figure of ours is the same comparison; the entry says why.
+
+A cell with no ``_min``/``_max`` columns (a count over the whole run, such as rounds lost)
+is its own range. ``FILE: column[keys] * N`` shows a per-request count per N requests. An
+entry's ``ours_of`` cells make each of our figures a count out of a total ("25 of 40"); the
+ratio is then one of the fractions, as the seed's "2 of 10" is.
+
+The ``headline-table`` directive renders the table (no arguments; ``:records:`` keeps the
+rows of the records named, comma separated, ``seed 003``; ``:file:`` names another TOML file
+relative to the book's source directory, ``:seeds:`` another seeds table).
+``bench.py compare`` ends its report with the same rows in Markdown (``report``), read
+from the new results, each verdict beside the committed results' one. A missing file, row,
+column or seed id fails the ``-W`` build with the entry's name.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tomllib
+from dataclasses import dataclass, field
+
+from docutils import nodes
+from docutils.parsers.rst import directives
+from sphinx.util import logging
+from sphinx.util.docutils import SphinxDirective
+
+import results_cell as rc  # the cell parser, the loader and the comparison of ranges
+
+__version__ = "1"
+
+logger = logging.getLogger(__name__)
+
+HEADLINE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "headline.toml")
+TIME_UNITS = {"ns": 1e-9, "µs": 1e-6, "us": 1e-6, "ms": 1e-3, "s": 1.0}
+VERDICT_WORDS = ("reproduced", "level", "reversed", "not measured")
+
+
+@dataclass
+class Side:
+    """One side of a row: two figures, as shown, and the numbers the verdict reads."""
+    before: str
+    after: str
+    unit: str
+    machine: str
+    ratio: float | None
+    spans: tuple[tuple[float, float], tuple[float, float]] | None = None
+    sources: list[str] = field(default_factory=list)
+    cells: list[str] = field(default_factory=list)     # ours: the cells, as the TOML names them
+    quick: bool = False                                 # ours: read from a quick-mode record
+
+
+@dataclass
+class Row:
+    name: str
+    compared: str
+    better: str
+    seed: Side
+    record: str
+    ours: Side | None
+    verdict: str
+    reason: str = ""       # why not measured, or a caveat on the mapping
+
+
+def load_entries(path: str = HEADLINE) -> list[dict]:
+    if not os.path.isfile(path):
+        raise rc.CellError(f"the headline table {path} does not exist")
+    try:
+        with open(path, "rb") as f:
+            data = tomllib.load(f)
+    except tomllib.TOMLDecodeError as e:
+        raise rc.CellError(f"{path}: {e}") from None
+    entries = data.get("row", [])
+    if not entries:
+        raise rc.CellError(f"{path} has no [[row]] entries")
+    for e in entries:
+        name = e.get("name", "?")
+        for key in ("name", "seed", "compared", "better"):
+            if key not in e:
+                raise rc.CellError(f"{path}: entry {name!r} has no {key!r}")
+        if e["better"] not in ("lower", "higher"):
+            raise rc.CellError(f"{path}: entry {name!r}: better is 'lower' or 'higher', not {e['better']!r}")
+        if len(e["seed"]) != 2:
+            raise rc.CellError(f"{path}: entry {name!r}: seed is [before, after]")
+        if ("ours" in e) == ("not_measured" in e):
+            raise rc.CellError(f"{path}: entry {name!r}: give either ours = [before, after] or not_measured = \"why\"")
+        if "ours" in e and len(e["ours"]) != 2:
+            raise rc.CellError(f"{path}: entry {name!r}: ours is [before, after]")
+    return entries
+
+
+def seed_value(row: dict[str, str]) -> float:
+    """'2 of 10' -> 0.2 (a count out of a total); otherwise results_cell.seed_number."""
+    text = row["value"].removeprefix("about ").strip()
+    if " of " in text:
+        n, total = (rc.number(p.strip().replace(",", ""), row["id"]) for p in text.split(" of ", 1))
+        return n / total
+    return rc.seed_number(row)
+
+
+def seed_side(ids: list[str], seeds: dict[str, dict[str, str]]) -> tuple[Side, str]:
+    rows = []
+    for i in ids:
+        if i not in seeds:
+            raise rc.CellError(f"no figure {i!r} in the seeds table (book/seeds.csv)")
+        rows.append(seeds[i])
+    a, b = rows
+    if a["record"] != b["record"]:
+        raise rc.CellError(f"{ids[0]} and {ids[1]} are figures of two records ({a['record']}, {b['record']})")
+    va, vb = seed_value(a), seed_value(b)
+    ua, ub = a["unit"].strip(), b["unit"].strip()
+    if ua != ub:  # "280–578 ms -> 67–88 µs": one unit for the ratio and the direction
+        if ua not in TIME_UNITS or ub not in TIME_UNITS:
+            raise rc.CellError(f"{ids[0]} and {ids[1]} have units {ua!r} and {ub!r}, not one quantity")
+        va, vb = va * TIME_UNITS[ua], vb * TIME_UNITS[ub]
+    ratio = vb / va if va else None
+    machine = a["machine"] if a["machine"] == b["machine"] else f"{a['machine']}; {b['machine']}"
+    sources = [f"{r['record']}, {r['file']} line {r['line']}: “{r['quote']}”" for r in rows]
+    before, after = a["value"], b["value"]
+    if ua != ub:
+        before, after = before + rc.with_unit(a["unit"]), after + rc.with_unit(b["unit"])
+    side = Side(before, after, ua if ua == ub else "", machine or "machine not named", ratio,
+                spans=((va, va), (vb, vb)), sources=sources)
+    return side, a["record"]
+
+
+def machine_short(record: dict) -> str:
+    m = record.get("machine", {})
+    parts = [m.get("cpu_model") or "unknown CPU", f"{m.get('cores', '?')} cores"]
+    if str(m.get("virtualised", "")).startswith("yes"):
+        parts.append("virtual machine")
+    return ", ".join(parts)
+
+
+def read_record(csv_path: str) -> dict:
+    json_path = csv_path[: -len(".csv")] + ".json"
+    if not os.path.isfile(json_path):
+        raise rc.CellError(f"the record {json_path} beside the results is missing (our machine comes from it)")
+    with open(json_path, encoding="utf-8") as f:
+        return json.load(f)
+
+
+def our_cell(root: str, text: str):
+    """'F: col[keys] * 1000' -> (file path, (median, min, max), their texts, the record).
+    The texts are the CSV's own, or for a scaled cell the product to four significant
+    digits (results_table's ``name*1000``)."""
+    rel, cells, op, fmt = rc.parse(text)
+    if fmt:
+        raise rc.CellError(f"{text!r}: a headline cell takes no format")
+    scale = None
+    if len(cells) == 2:
+        if op != "*" or cells[1][0] is not None:
+            raise rc.CellError(f"{text!r}: a headline cell is one cell, or one cell * a number")
+        scale = float(cells[1][1][""])
+    column, keys = cells[0]
+    lines, path = rc.load(root, rel)
+    base = rc.base_column(column)
+    columns = [column]
+    if f"{base}_min" in lines[0] and f"{base}_max" in lines[0]:
+        columns += [f"{base}_min", f"{base}_max"]
+    raw = [rc.read_cell(lines, rel, c, keys) for c in columns]
+    values = [rc.number(t, f"{c}[{rc.keys_text(keys)}]") for t, c in zip(raw, columns)]
+    if scale is not None:
+        values = [v * scale for v in values]
+        raw = [scaled(v) for v in values]
+    if len(values) == 1:          # a count over the whole run: its own range
+        values, raw = values * 3, raw * 3
+    return path, tuple(values), tuple(raw), read_record(path)
+
+
+def scaled(x: float) -> str:
+    """Four significant digits, never in exponent form."""
+    return f"{x:,.0f}" if abs(x) >= 1000 else f"{x:.4g}"
+
+
+def figure_text(texts: tuple[str, str, str]) -> str:
+    med, lo, hi = texts
+    if lo == hi == med:
+        return med
+    return f"{med} ({lo}–{hi})"
+
+
+def our_side(root: str, entry: dict) -> Side:
+    cells = [our_cell(root, t) for t in entry["ours"]]
+    totals = [our_cell(root, t) for t in entry["ours_of"]] if "ours_of" in entry else None
+    machines = []
+    for *_, record in cells:
+        m = machine_short(record)
+        if m not in machines:
+            machines.append(m)
+    quick = any(record.get("mode") != "full" for *_, record in cells)
+    (pa, va, xa, _), (pb, vb, xb, _) = cells
+    if totals:
+        texts = [f"{xa[0]} of {totals[0][2][0]}", f"{xb[0]} of {totals[1][2][0]}"]
+        fa = va[0] / totals[0][1][0] if totals[0][1][0] else 0.0
+        fb = vb[0] / totals[1][1][0] if totals[1][1][0] else 0.0
+        ratio = fb / fa if fa else None
+        spans = ((fa, fa), (fb, fb))
+    else:
+        texts = [figure_text(xa), figure_text(xb)]
+        ratio = vb[0] / va[0] if va[0] else None
+        spans = ((va[1], va[2]), (vb[1], vb[2]))
+    return Side(texts[0], texts[1], entry.get("unit", ""), "; ".join(machines), ratio,
+                spans=spans, sources=list(dict.fromkeys([pa, pb])),
+                cells=list(entry["ours"]) + list(entry.get("ours_of", [])), quick=quick)
+
+
+def verdict(seed: Side, ours: Side, better: str) -> str:
+    """The seed's direction (after against before), then ours against it, with
+    results_cell.compare deciding whether our two ranges are apart."""
+    (sa, _), (sb, _) = seed.spans
+    if sa == sb:
+        raise rc.CellError("the seed's before and after are equal: nothing to reproduce")
+    seed_word = "ahead" if (sb < sa) == (better == "lower") else "behind"
+    ours_word = rc.compare(ours.spans[1], ours.spans[0], better)
+    if ours_word == "level":
+        return "level"
+    return "reproduced" if ours_word == seed_word else "reversed"
+
+
+def compute_one(root: str, e: dict, seeds: dict[str, dict[str, str]]) -> Row:
+    try:
+        seed, record = seed_side(e["seed"], seeds)
+        if "ours" in e:
+            ours = our_side(root, e)
+            if not ours.unit:
+                ours.unit = seed.unit
+            word = verdict(seed, ours, e["better"])
+            reason = e.get("note", "")
+        else:
+            ours, word, reason = None, "not measured", e["not_measured"]
+    except rc.CellError as err:
+        raise rc.CellError(f"headline entry {e['name']!r}: {err}") from None
+    return Row(e["name"], e["compared"], e["better"], seed, record, ours, word, reason)
+
+
+def compute(root: str, entries: list[dict], seeds_path: str = rc.SEEDS_TABLE) -> list[Row]:
+    """Every row, or the first entry that cannot be read (a CellError naming it)."""
+    seeds = rc.load_seeds(seeds_path)
+    return [compute_one(root, e, seeds) for e in entries]
+
+
+def report(committed: str, new: str, toml: str = HEADLINE, seeds_path: str = rc.SEEDS_TABLE) -> list[str]:
+    """bench.py compare's section: every row read from the new results, its verdict beside
+    the committed one. A row the new results cannot answer (a part not run, quick mode's
+    missing columns) says why instead of ending the report."""
+    out = ["", "## The seeds' headline table", "",
+           "Each seed's before and after (book/headline.toml) beside ours from the new results; "
+           "the committed results' verdict beside it.", "",
+           "| row | seed: before → after | ratio | new: before → after | ratio | verdict | committed |",
+           "|---|---|---|---|---|---|---|"]
+    try:
+        entries, seeds = load_entries(toml), rc.load_seeds(seeds_path)
+    except rc.CellError as e:
+        return out[:3] + [f"Not computed: {e}"]
+    words: dict[str, int] = {}
+    for e in entries:
+        got = {}
+        for which, root in (("new", new), ("committed", committed)):
+            try:
+                got[which] = compute_one(os.path.abspath(root), e, seeds)
+            except rc.CellError as err:
+                got[which] = str(err)
+        r = got["new"]
+        old = got["committed"].verdict if isinstance(got["committed"], Row) else "unreadable"
+        if isinstance(r, Row):
+            words[r.verdict] = words.get(r.verdict, 0) + 1
+            seed = f"{r.seed.before} → {with_unit(r.seed.after, r.seed.unit)} ({r.record}, {r.seed.machine})"
+            ours = (f"{r.ours.before} → {with_unit(r.ours.after, r.ours.unit)} ({r.ours.machine})"
+                    if r.ours else f"not measured: {r.reason}")
+            cells = [e["name"], seed, ratio_text(r.seed.ratio), ours,
+                     ratio_text(r.ours.ratio) if r.ours else "–", r.verdict, old]
+        else:
+            words["unreadable"] = words.get("unreadable", 0) + 1
+            cells = [e["name"], "", "", r, "", "unreadable", old]
+        out.append("| " + " | ".join(c.replace("|", "\\|").replace("\u00a0", " ") for c in cells) + " |")
+    out += ["", "Rows: " + ", ".join(f"{n} {w}" for w, n in words.items()) + "."]
+    return out
+
+
+def ratio_text(r: float | None) -> str:
+    """after / before: two decimals, or two significant digits below 0.1 ("0.00018×")."""
+    if r is None:
+        return "–"
+    if r == 0:
+        return "0×"
+    return (f"{r:.2f}" if r >= 0.1 else f"{r:.2g}") + "×"
+
+
+def with_unit(text: str, unit: str) -> str:
+    return f"{text} {unit}" if unit else text
+
+
+def counts(rows: list[Row]) -> dict[str, int]:
+    return {w: sum(r.verdict == w for r in rows) for w in VERDICT_WORDS}
+
+
+# --- the directive ----------------------------------------------------------------------
+
+HEADINGS = ["what is compared", "the seed: before → after", "ours: before → after", "verdict"]
+WIDTHS = [30, 26, 32, 12]
+
+
+class HeadlineTable(SphinxDirective):
+    """Four columns: what is compared (and which way is better), the seed's pair (its ratio,
+    its record and machine beneath), ours (the same beneath), the verdict. A side's ratio and
+    machine sit inside its cell so the table fits the book's column at 1280 px
+    (book/tools/check_widths.py)."""
+    required_arguments = 0
+    has_content = False
+    option_spec = {"file": directives.unchanged_required, "seeds": directives.unchanged_required,
+                   "records": directives.unchanged_required, "caption": directives.unchanged,
+                   "totals": directives.flag}
+
+    def run(self):
+        confdir = self.env.app.confdir
+        toml = os.path.join(self.env.srcdir, self.options["file"]) if "file" in self.options else HEADLINE
+        configured = self.options.get("seeds") or getattr(self.env.config, "seeds_table", "")
+        seeds = os.path.join(confdir, configured) if configured else rc.SEEDS_TABLE
+        root = rc.results_root(self.env)
+        try:
+            rows = compute(root, load_entries(toml), seeds)
+        except rc.CellError as e:
+            raise self.error(f"headline-table: {e}") from None
+        self.env.note_dependency(os.path.abspath(toml))
+        self.env.note_dependency(os.path.abspath(seeds))
+        if "totals" in self.options:  # the verdicts of every row, one line
+            return [self._totals(rows)]
+        if "records" in self.options:  # one seed's rows: ":records: seed 003" (or several, comma separated)
+            wanted = [w.strip() for w in self.options["records"].split(",") if w.strip()]
+            rows = [r for r in rows if r.record in wanted]
+            if not rows:
+                raise self.error(f"headline-table: no row of {toml} is a figure of {', '.join(wanted)}")
+        # Which rows a page shows, so that the build fails on a row no table shows (check_shown).
+        shown = getattr(self.env, "headline_shown", {})
+        shown.setdefault(os.path.abspath(toml), {}).setdefault(self.env.docname, []).extend(r.name for r in rows)
+        self.env.headline_shown = shown
+        for r in rows:
+            for p in r.ours.sources if r.ours else []:
+                self.env.note_dependency(p)
+                self.env.note_dependency(p[: -len(".csv")] + ".json")
+
+        table = nodes.table(classes=["results-table", "headline-table"])
+        if self.options.get("caption"):
+            title = nodes.title(text=self.options["caption"])
+            self.set_source_info(title)
+            table += title
+        tgroup = nodes.tgroup(cols=len(HEADINGS))
+        table += tgroup
+        for w in WIDTHS:
+            tgroup += nodes.colspec(colwidth=w)
+        thead = nodes.thead()
+        tgroup += thead
+        head = nodes.row()
+        for h in HEADINGS:
+            head += self._cell([nodes.paragraph(text=h)])
+        thead += head
+        tbody = nodes.tbody()
+        tgroup += tbody
+        for r in rows:
+            tbody += self._row(r, root)
+        self.set_source_info(table)
+        return [table, self._totals(rows)]
+
+    @staticmethod
+    def _totals(rows: list[Row]) -> nodes.paragraph:
+        """'40 rows: 18 reproduced, ...; ours measured on X (31 rows), Y (5 rows).'"""
+        machines: dict[str, int] = {}
+        for r in rows:
+            if r.ours:
+                machines[r.ours.machine] = machines.get(r.ours.machine, 0) + 1
+        summary = nodes.paragraph(classes=["results-provenance"])
+        text = f"{len(rows)} rows: " + ", ".join(f"{n} {w}" for w, n in counts(rows).items())
+        if machines:
+            text += "; ours measured on " + ", ".join(f"{m} ({n} rows)" for m, n in machines.items())
+        quick = sum(bool(r.ours and r.ours.quick) for r in rows)
+        if quick:  # as results_table says under a quick-mode table
+            text += (f". {quick} rows read quick-mode results (one round a cell): a pipeline check, "
+                     f"not a result")
+        summary += nodes.Text(text + ".")
+        return summary
+
+    @staticmethod
+    def _cell(paragraphs, classes=()) -> nodes.entry:
+        entry = nodes.entry(classes=list(classes))
+        for p in paragraphs:
+            entry += p
+        return entry
+
+    @staticmethod
+    def _small(text: str) -> nodes.paragraph:
+        return nodes.paragraph(text=text, classes=["headline-aside"])
+
+    def _side(self, side: Side, label: str, why: str) -> nodes.entry:
+        value = nodes.paragraph()
+        before, after = (nodes.inline(text=t, classes=["headline-figure"]) for t in (side.before, side.after))
+        abbr = nodes.abbreviation("", "", explanation=why, classes=["result-cell"])
+        abbr += before
+        abbr += nodes.Text(" → ")
+        abbr += after
+        if side.unit:  # an ordinary space: a long unit may go to the next line
+            abbr += nodes.Text(" " + side.unit)
+        value += abbr
+        return self._cell([value, self._small(f"ratio {ratio_text(side.ratio)}"), self._small(label)])
+
+    def _row(self, r: Row, root: str) -> nodes.row:
+        row = nodes.row()
+        what = [nodes.paragraph(text=r.compared), self._small(f"{r.better} is better")]
+        if r.reason and r.ours:
+            what.append(self._small(r.reason))
+        row += self._cell(what)
+        row += self._side(r.seed, f"{r.record}, {r.seed.machine}", "; ".join(r.seed.sources))
+        if r.ours:
+            why = ("; ".join(r.ours.cells)
+                   + " (a median, then the min–max over the rounds, where the file has them)")
+            row += self._side(r.ours, r.ours.machine, why)
+        else:
+            row += self._cell([self._small("not measured here"), nodes.paragraph(text=r.reason)])
+        verdict_text = nodes.paragraph()
+        verdict_text += nodes.inline(text=r.verdict, classes=["name", "headline-verdict"])
+        row += self._cell([verdict_text], classes=[f"verdict-{r.verdict.replace(' ', '-')}"])
+        return row
+
+
+def check_shown(app, env) -> None:
+    """Every row of a TOML file some headline-table reads is shown by one of them: a seed
+    pair split off into a table by ``:records:`` cannot fall out of the book."""
+    for toml, pages in getattr(env, "headline_shown", {}).items():
+        seen = {name for names in pages.values() for name in names}
+        try:
+            missing = [e["name"] for e in load_entries(toml) if e["name"] not in seen]
+        except rc.CellError:
+            continue  # the directive has said why already
+        if missing:
+            logger.warning(f"headline-table: no table shows the rows {', '.join(missing)} of {toml} "
+                           f"(give their record a :records: table)", type="results", subtype="headline")
+
+
+def purge(app, env, docname) -> None:
+    for pages in getattr(env, "headline_shown", {}).values():
+        pages.pop(docname, None)
+
+
+def merge(app, env, docnames, other) -> None:
+    for toml, pages in getattr(other, "headline_shown", {}).items():
+        env.headline_shown = getattr(env, "headline_shown", {})
+        env.headline_shown.setdefault(toml, {}).update(pages)
+
+
+def setup(app):
+    app.add_directive("headline-table", HeadlineTable)
+    app.connect("env-check-consistency", check_shown)
+    app.connect("env-purge-doc", purge)
+    app.connect("env-merge-info", merge)
+    return {"version": __version__, "parallel_read_safe": True, "parallel_write_safe": True}
