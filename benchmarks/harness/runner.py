@@ -129,7 +129,8 @@ def measure_cell(spec: Spec, arm, row, round_index: int, order: int, settings,
                                     errors_total=result.errors_total, cpu=cpu,
                                     client_ticks=result.cpu_ticks, window_s=window,
                                     busy_pct=busy,
-                                    counters=counted["per_role"] if counted else None))
+                                    counters=counted["per_role"] if counted else None,
+                                    server_counters=counted))
     except (servers.StartError, clients.ClientError, OSError) as e:
         cell["error"] = str(e)
     finally:
@@ -223,6 +224,7 @@ def derive(spec_view: Spec, cells: list[dict]):
     files can always be rewritten from what it measured."""
     row_names = [r.name for r in spec_view.rows]
     arm_names = [a.name for a in spec_view.arms]
+    cells = [sm.with_counter_shares(c) for c in cells]
     summ = sm.summarize(cells, row_names, arm_names, spec_view.busy_threshold_pct,
                         spec_view.stall_us)
     compares = [c for c in spec_view.compares

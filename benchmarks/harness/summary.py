@@ -69,6 +69,10 @@ METRICS: dict[str, tuple[bool, str, str]] = {
     # included, per request served in it (specs that need postgres; harness/postgres.py).
     "pg_sessions_per_req": (False, "new PostgreSQL sessions (its own count, server's life)"
                             "/request", "{:.4f}"),
+    # How evenly the pool's threads shared the work: the least-served pool thread's requests
+    # over the most-served one's, from /stats per thread (1: even; a thread that parked and
+    # was not woken for part of the window shows here and in no per-request column).
+    "pool_least_share": (True, "least-served pool thread's requests / most-served's", "{:.2f}"),
     "handoff_syscalls_per_req": (False, "hand-off sends and receives (system calls)/request",
                                  "{:.2f}"),
     "loop_syscalls_per_req": (False, "loop system calls/request", "{:.2f}"),
@@ -112,7 +116,7 @@ CSV_METRICS = ("rps", "loop_us_per_req", "pool_us_per_req", "server_us_per_req",
                "stack_contends_per_req", "stack_deferred_per_req", "stack_wakes_per_req",
                "stack_pool_empty_per_req", "stack_handoffs_per_req",
                "stack_sleeps_per_req", "stack_wait_us_per_req", "stack_long_waits_per_req",
-               "balancer_us_per_req")
+               "balancer_us_per_req", "pool_least_share")
 
 # Counter metrics: metric -> (counters in /stats, summed; the role whose threads must
 # exist; whether only that role's threads are summed). The hand-off counters are summed
@@ -161,10 +165,31 @@ def fmt(metric: str, value: float | None) -> str:
     return METRICS[metric][2].format(value)
 
 
+def pool_least_share(server_counters: dict | None) -> float | None:
+    """min/max of the pool threads' requests over the window (serverstats.delta's
+    per_thread), or None without /stats or with no pool thread that served any."""
+    if not server_counters:
+        return None
+    served = [t["counters"].get("requests", 0) for t in server_counters.get("per_thread", [])
+              if t.get("role") == "pool"]
+    if not served or max(served) <= 0:
+        return None
+    return min(served) / max(served)
+
+
+def with_counter_shares(cell: dict) -> dict:
+    """The cell's metrics with pool_least_share filled from its recorded /stats counters,
+    for a cell measured before the harness derived it (bench.py replot)."""
+    metrics = cell.get("metrics") or {}
+    if cell.get("ok") and "pool_least_share" not in metrics:
+        metrics["pool_least_share"] = pool_least_share(cell.get("server_counters"))
+    return cell
+
+
 def cell_metrics(*, requests: int, rps: float, latency_us: dict, errors_total: int,
                  cpu: procfs.CpuDelta, client_ticks: float, window_s: float,
-                 busy_pct: float, counters: dict[str, dict[str, int]] | None = None
-                 ) -> dict[str, float | None]:
+                 busy_pct: float, counters: dict[str, dict[str, int]] | None = None,
+                 server_counters: dict | None = None) -> dict[str, float | None]:
     """The metrics of one cell.
 
     CPU and sleeps per request divide what the server's threads spent inside the
@@ -219,6 +244,7 @@ def cell_metrics(*, requests: int, rps: float, latency_us: dict, errors_total: i
         "loop_sleeps_per_req": per_req(loop_sleeps),
         "pool_sleeps_per_req": per_req(pool_sleeps),
         "server_sleeps_per_req": per_req(all_sleeps),
+        "pool_least_share": pool_least_share(server_counters),
         **counted,
     }
 

@@ -407,6 +407,22 @@ class Verdicts(unittest.TestCase):
         self.assertAlmostEqual(by_metric["loop_us_per_req"]["ratio"], 0.55)
         self.assertEqual(by_metric["rps"]["verdict"], "overlap")
 
+    def test_pool_least_share_is_the_idlest_pool_thread_over_the_busiest(self):
+        counters = {"per_thread": [
+            {"name": "loop-0", "role": "loop", "counters": {"requests": 4000}},
+            {"name": "pool-0-0", "role": "pool", "counters": {"requests": 1800}},
+            {"name": "pool-0-1", "role": "pool", "counters": {"requests": 900}},
+            {"name": "pool-0-2", "role": "pool", "counters": {"requests": 1500}}]}
+        self.assertAlmostEqual(sm.pool_least_share(counters), 0.5)
+        self.assertIsNone(sm.pool_least_share(None))                       # a peer
+        self.assertIsNone(sm.pool_least_share({"per_thread": counters["per_thread"][:1]}))
+        # A record measured before the metric existed gets it from its counters; a cell
+        # that has it keeps its own.
+        old = {"ok": True, "server_counters": counters, "metrics": {"rps": 1.0}}
+        self.assertAlmostEqual(sm.with_counter_shares(old)["metrics"]["pool_least_share"], 0.5)
+        kept = {"ok": True, "server_counters": counters, "metrics": {"pool_least_share": 0.9}}
+        self.assertEqual(sm.with_counter_shares(kept)["metrics"]["pool_least_share"], 0.9)
+
     def test_paired_verdict_reads_each_round_where_the_ranges_overlap(self):
         # A host that drifts between rounds: every round a beats b by a tenth, but the slow
         # round puts a's range across b's. The ranges say overlap; the rounds say ahead.
