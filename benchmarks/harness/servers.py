@@ -392,10 +392,15 @@ class Server:
         return f"http://{host}:{self.port}{path}"
 
     def stop(self) -> int:
+        """Stop it (and a balancer's backends): 0 when it stopped as it should, else its exit
+        status, or a backend's when the balancer's was clean (a crash at stop is a finding)."""
         code = (stop(self.proc, sig=self.peer.stop_signal if self.peer else signal.SIGTERM)
                 if self.proc else 0)
+        if self.peer and code == self.peer.clean_exit:
+            code = 0
         for b in self.backends:
-            b.stop()
+            backend = b.stop()
+            code = code or backend
         return code
 
     def cleanup(self) -> None:

@@ -24,6 +24,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -797,6 +798,22 @@ class Peers(unittest.TestCase):
         bodies = [part.split(b"\r\n\r\n", 1)[1] for part in got.split(b"HTTP/1.1 ")[1:]]
         self.assertEqual(bodies, [b"slept 30 ms", b'{"message":"Hello, World!"}', b"slept 0 ms",
                                   b"bad request"])
+
+    def test_a_balancer_stopped_its_own_way_is_clean_and_a_backend_crash_is_not(self):
+        arm = specfile.Arm(name="lb", kind="haproxy", binary="handoff-06", backends=1)
+        lb = servers.Server(arm, "/b", REPO, "/w")
+        lb.proc = mock.Mock(pid=500)
+        back = mock.Mock()
+        lb.backends = [back]
+        with mock.patch.object(servers, "stop", return_value=-signal.SIGTERM) as stop:
+            back.stop.return_value = 0
+            self.assertEqual(lb.stop(), 0)            # HAProxy's hard stop is its clean one
+            self.assertEqual(stop.call_args.kwargs["sig"], signal.SIGTERM)
+            back.stop.return_value = -signal.SIGSEGV
+            self.assertEqual(lb.stop(), -signal.SIGSEGV)   # ours crashing at stop is a finding
+        with mock.patch.object(servers, "stop", return_value=-signal.SIGSEGV):
+            back.stop.return_value = 0
+            self.assertEqual(lb.stop(), -signal.SIGSEGV)   # and so is the balancer crashing
 
     def test_a_balancer_is_sampled_apart_from_its_backends(self):
         arm = specfile.Arm(name="lb", kind="haproxy", binary="handoff-06", backends=1)
