@@ -260,11 +260,18 @@ def cmd_records(args) -> int:
               f"{', '.join(t.name for t in records.TOOLS)})", file=sys.stderr)
         return 2
     missing, failures = run_records(args)
-    for f in failures:
-        print(f"bench records: {f}", file=sys.stderr)
-    for m in missing:
-        print(f"bench records: not measured: {m}", file=sys.stderr)
+    said("bench records", missing, failures)
     return 1 if failures or (missing and args.only is not None) else 0
+
+
+def said(who: str, missing: list[str], failures: list[str]) -> int:
+    """Print a part's failures and what it could not measure, on stderr, each line under
+    `who`; 1 when it failed, else 0 (not measured is not a failure)."""
+    for f in failures:
+        print(f"{who}: {f}", file=sys.stderr)
+    for m in missing:
+        print(f"{who}: not measured: {m}", file=sys.stderr)
+    return 1 if failures else 0
 
 
 def run_loop_peers(args) -> tuple[list[str], list[str]]:
@@ -280,12 +287,7 @@ def run_loop_peers(args) -> tuple[list[str], list[str]]:
 
 
 def cmd_loop_peers(args) -> int:
-    missing, failures = run_loop_peers(args)
-    for f in failures:
-        print(f"bench loop-peers: {f}", file=sys.stderr)
-    for m in missing:
-        print(f"bench loop-peers: not measured: {m}", file=sys.stderr)
-    return 1 if failures else 0
+    return said("bench loop-peers", *run_loop_peers(args))
 
 
 def run_failover(args) -> tuple[list[str], list[str]]:
@@ -297,12 +299,7 @@ def run_failover(args) -> tuple[list[str], list[str]]:
 
 
 def cmd_failover(args) -> int:
-    missing, failures = run_failover(args)
-    for f in failures:
-        print(f"bench failover: {f}", file=sys.stderr)
-    for m in missing:
-        print(f"bench failover: not measured: {m}", file=sys.stderr)
-    return 1 if failures else 0
+    return said("bench failover", *run_failover(args))
 
 
 def run_failover_part(args) -> tuple[bool, list[str]]:

@@ -22,6 +22,8 @@ import os
 from docutils import nodes
 from sphinx.util.docutils import SphinxDirective
 
+from table_frame import frame
+
 __version__ = "1"
 
 
@@ -81,16 +83,7 @@ class ConformanceTable(SphinxDirective):
 
         headings = ["rule", "requirement and request", "expected"] + servers
         widths = [14, 50, 12] + [12] * len(servers)
-        table = nodes.table(classes=["conformance"])
-        group = nodes.tgroup(cols=len(headings))
-        table += group
-        for w in widths:
-            group += nodes.colspec(colwidth=w)
-        head = nodes.thead()
-        group += head
-        head += self.row(headings)
-        body = nodes.tbody()
-        group += body
+        table, body = frame(["conformance"], widths, self.row(headings))
         for r in rules:
             rule = [nodes.paragraph("", "", nodes.strong(text=r["id"])),
                     nodes.paragraph(text=f"RFC {r['rfc']}"), nodes.paragraph(text=r["level"])]

@@ -45,6 +45,7 @@ from sphinx.util import logging
 from sphinx.util.docutils import SphinxDirective
 
 import results_cell as rc  # the cell parser, the loader and the comparison of ranges
+from table_frame import frame
 
 __version__ = "1"
 
@@ -359,23 +360,14 @@ class HeadlineTable(SphinxDirective):
                 self.env.note_dependency(p)
                 self.env.note_dependency(p[: -len(".csv")] + ".json")
 
-        table = nodes.table(classes=["results-table", "headline-table"])
+        title = None
         if self.options.get("caption"):
             title = nodes.title(text=self.options["caption"])
             self.set_source_info(title)
-            table += title
-        tgroup = nodes.tgroup(cols=len(HEADINGS))
-        table += tgroup
-        for w in WIDTHS:
-            tgroup += nodes.colspec(colwidth=w)
-        thead = nodes.thead()
-        tgroup += thead
         head = nodes.row()
         for h in HEADINGS:
             head += self._cell([nodes.paragraph(text=h)])
-        thead += head
-        tbody = nodes.tbody()
-        tgroup += tbody
+        table, tbody = frame(["results-table", "headline-table"], list(WIDTHS), head, title)
         for r in rows:
             tbody += self._row(r, root)
         self.set_source_info(table)

@@ -60,6 +60,8 @@ from docutils import nodes
 from docutils.parsers.rst import directives
 from sphinx.util.docutils import SphinxDirective
 
+from table_frame import frame
+
 __version__ = "1"
 
 DEFAULT_COLUMNS = [
@@ -238,23 +240,15 @@ class ResultsTable(_ResultsDirective):
         return [*tables, self.provenance(record, extra)]
 
     def _table(self, lines, columns, caption, part):
-        table = nodes.table(classes=["results-table"])
+        title = None
         if caption:
             title = nodes.title(text=caption)
             if part:  # "(1 of 3)": the layout's count, not a figure (figure_check skips it)
                 title += nodes.inline(text=f" ({part})", classes=["results-part"])
             self.set_source_info(title)
-            table += title
-        tgroup = nodes.tgroup(cols=len(columns))
-        table += tgroup
-        for _ in columns:
-            tgroup += nodes.colspec(colwidth=1)
-        thead = nodes.thead()
-        tgroup += thead
         # A heading may break after a slash ("callbacks/<break>request"), as its words do.
-        thead += self._row([label.replace("/", "/\u200b") for _, label in columns])
-        tbody = nodes.tbody()
-        tgroup += tbody
+        head = self._row([label.replace("/", "/\u200b") for _, label in columns])
+        table, tbody = frame(["results-table"], [1] * len(columns), head, title)
         for line in lines:
             tbody += self._row([cell_text(line, key) for key, _ in columns])
         self.set_source_info(table)
