@@ -26,7 +26,6 @@ Coordinator::~Coordinator() {
   thread_.join();
 }
 
-// [coordinator.submit]
 void Coordinator::submit(std::shared_ptr<HandleState> handle, const ReadyQueue& ready) {
   inbox_.push(std::move(handle), ready);  // the mark is read here, by the producer
   // The push, then the fence and the coordinator's flag (loop/wake_flag.cpp): the first
@@ -35,9 +34,7 @@ void Coordinator::submit(std::shared_ptr<HandleState> handle, const ReadyQueue& 
     wakes_.fetch_add(1, std::memory_order_relaxed);  // relaxed: a count, ordered by nothing
   }
 }
-// [coordinator.submit]
 
-// [coordinator.run]
 void Coordinator::run() {
   stats::name_this_thread("loop-coord");
   std::vector<Post> batch;
@@ -72,7 +69,6 @@ void Coordinator::run() {
     wake_.take_poke(nullptr);
   }
 }
-// [coordinator.run]
 
 std::uint64_t Coordinator::forwarded() const noexcept {
   return forwarded_.load(std::memory_order_acquire);  // acquire: pairs with run()'s release

@@ -129,7 +129,6 @@ void EventLoop::update_fd(int fd) {
 
 void EventLoop::run_forever() { run_until(nullptr); }
 
-// [evloop.run]
 template <class Body>
 void EventLoop::run_guarded(Body body) {
   if (running_) throw std::logic_error("EventLoop: already running");
@@ -177,7 +176,6 @@ void EventLoop::stop() {
   // stop. A generation already ran only its ntodo: nothing to change.
   if (running_ && options_.turn == TurnShape::drain) todo_ = ready_.size();
 }
-// [evloop.run]
 
 // [evloop.turns]
 void EventLoop::turn_generation() {
@@ -259,7 +257,9 @@ void EventLoop::poll_and_collect() {
   }
   take_posts();
 }
+// [evloop.poll]
 
+// [evloop.timeout]
 int EventLoop::wait_timeout_ms() {
   timers_.prune();  // a cancelled timer at the top no longer sets the timeout
   if (!ready_.empty() || stopping_) return 0;
@@ -280,7 +280,7 @@ bool EventLoop::park_allowed() {
       },
       counts_.wait_announcements);
 }
-// [evloop.poll]
+// [evloop.timeout]
 
 void EventLoop::take_posts() {
   posts_.take(taken_);

@@ -13,7 +13,6 @@ PoolBinding::PoolBinding(EventLoop& loop, pool::HandlerPool& pool, stats::Regist
 
 PoolBinding::~PoolBinding() { loop_.set_poll_hooks(nullptr); }
 
-// [pool_binding.hooks]
 int PoolBinding::before_poll() {
   if (!pool_.ready_to_wait()) return 0;  // completions wait: look, do not block
   const int cap = pool_.max_wait_ms();
@@ -23,7 +22,6 @@ int PoolBinding::before_poll() {
 void PoolBinding::before_nonblocking_poll() { pool_.before_nonblocking_poll(); }
 
 void PoolBinding::after_poll(int) { pool_.after_wait(); }
-// [pool_binding.hooks]
 
 void PoolBinding::on_frame(pool::Frame&) {
   throw std::logic_error("PoolBinding: a frame came back from a task-only pool");

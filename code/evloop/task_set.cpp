@@ -41,7 +41,6 @@ struct TaskSet::Root {
 
 TaskSet::Root TaskSet::run_root(Task<void> task) { co_await std::move(task); }
 
-// [task_set.spawn]
 void TaskSet::spawn(Task<void> task, std::function<void(std::exception_ptr)> done) {
   const auto frame = run_root(std::move(task)).frame;
   auto& p = frame.promise();
@@ -70,6 +69,5 @@ void TaskSet::cancel_all() noexcept {
     frame.destroy();
   }
 }
-// [task_set.spawn]
 
 }  // namespace handoff::evloop

@@ -193,7 +193,6 @@ void ElasticPool::after_wait() {
 
 // ---------------------------------------------------------------- a pool thread's side
 
-// [elastic.thread]
 void ElasticPool::Core::thread_main(WakeChannel& me, stats::ThreadStats& stats, HandlerSlot& slot) {
   stats.attach_current_thread();
   for (;;) {
@@ -234,7 +233,6 @@ bool ElasticPool::Core::spin_for_job(WakeChannel& me, stats::ThreadStats& stats,
   stats.add(stats::Counter::spin_catches);
   return true;
 }
-// [elastic.thread]
 
 ElasticPool::Core::Parked ElasticPool::Core::park(WakeChannel& me, stats::ThreadStats& stats, Job*& job) {
   // The two steps, their order and their fence: ElasticPark::park (the model runs the same).
@@ -266,7 +264,6 @@ bool ElasticPool::Core::run(stats::ThreadStats& stats, HandlerSlot& slot, Job* j
   return outcome != RunOutcome::thread_abandoned;
 }
 
-// [elastic.stop]
 std::size_t ElasticPool::stop(std::int64_t deadline_ns) {
   if (stopped_ || threads_.empty()) {
     stopped_ = true;
@@ -315,6 +312,5 @@ std::size_t ElasticPool::stop(std::int64_t deadline_ns) {
   // relaxed: the threads that counted have been joined (the join orders their counts).
   return dropped_here + core_->deadline_drops.load(std::memory_order_relaxed);
 }
-// [elastic.stop]
 
 }  // namespace handoff::pool
