@@ -21,20 +21,20 @@ std::int64_t to_ns(EventLoop::Clock::time_point t) {
 
 // Wakes are read off the wake flag's socket in the reactor's dispatch; the posts they
 // announce are taken by the turn, after the poll.
-struct EventLoop::WakeReader final : loop::IoHandler {
-  WakeReader(loop::WakeFlag& wake, EventLoopCounts& counts) : wake_(wake), counts_(counts) {}
+struct EventLoop::WakeReader final : reactor::IoHandler {
+  WakeReader(reactor::WakeFlag& wake, EventLoopCounts& counts) : wake_(wake), counts_(counts) {}
   void on_io(std::uint32_t) override {
     wake_.take_poke(nullptr);
     ++counts_.pokes_taken;
   }
 
-  loop::WakeFlag& wake_;
+  reactor::WakeFlag& wake_;
   EventLoopCounts& counts_;
 };
 
 /// One descriptor's reader and writer. Readiness queues the callback (as asyncio's
 /// _process_events adds the handle to _ready); it runs in the turn's run, not in dispatch.
-struct EventLoop::FdWatch final : loop::IoHandler {
+struct EventLoop::FdWatch final : reactor::IoHandler {
   explicit FdWatch(ReadyQueue& r) : ready(r) {}
   void on_io(std::uint32_t events) override {
     if (reader && (events & (EPOLLIN | EPOLLHUP | EPOLLERR)) != 0) ready.push_local(reader);
@@ -79,7 +79,7 @@ Handle EventLoop::call_soon_threadsafe(Callback cb) {
     return Handle(std::move(state));
   }
   posts_.push(state, ready_);  // marked with the loop's local count (ReadyQueue's rule)
-  // The push, then the fence and the loop's flag (loop/wake_flag.cpp): one poke, only for
+  // The push, then the fence and the loop's flag (reactor/wake_flag.cpp): one poke, only for
   // a loop that announced its wait. The counter is unused: no ThreadStats on this thread.
   wake_.poke_if_waiting(nullptr, stats::Counter::wakes_sent);
   return Handle(std::move(state));

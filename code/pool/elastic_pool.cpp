@@ -67,7 +67,7 @@ bool ElasticPool::loop_waiting() const noexcept { return core_->done.loop_waitin
 
 void ElasticPool::Endpoint::on_io(std::uint32_t) { pool->core_->done.take_poke(*pool->loop_stats_); }
 
-void ElasticPool::bind(loop::Reactor& reactor, FrameSink& sink, stats::Registry& registry,
+void ElasticPool::bind(reactor::Reactor& reactor, FrameSink& sink, stats::Registry& registry,
                        stats::ThreadStats& loop_stats) {
   reactor_ = &reactor;
   sink_ = &sink;

@@ -121,7 +121,7 @@ class RingPool final : public HandlerPool {
   RingPool(const PoolConfig& config, RingPoolOptions options = {});
   ~RingPool() override;
 
-  void bind(loop::Reactor& reactor, FrameSink& sink, stats::Registry& registry,
+  void bind(reactor::Reactor& reactor, FrameSink& sink, stats::Registry& registry,
             stats::ThreadStats& loop_stats) override;
   void submit(Job* job) override;
   bool ready_to_wait() override;
@@ -136,7 +136,7 @@ class RingPool final : public HandlerPool {
 
  private:
   struct Core;
-  struct Endpoint final : loop::IoHandler {
+  struct Endpoint final : reactor::IoHandler {
     RingPool* pool = nullptr;
     void on_io(std::uint32_t) override { pool->drain_loop_pokes(); }
   };
@@ -146,7 +146,7 @@ class RingPool final : public HandlerPool {
 
   PoolConfig config_;
   std::shared_ptr<Core> core_;  // what the threads touch: shared, so a let-go thread keeps it
-  loop::Reactor* reactor_ = nullptr;
+  reactor::Reactor* reactor_ = nullptr;
   FrameSink* sink_ = nullptr;
   stats::ThreadStats* loop_stats_ = nullptr;
   Endpoint done_endpoint_;

@@ -14,7 +14,7 @@
 
 #include "http/request_parser.h"
 #include "http/response.h"
-#include "loop/reactor.h"
+#include "reactor/reactor.h"
 #include "net/fd.h"
 #include "pool/job.h"
 #include "stack/network_stack.h"
@@ -45,7 +45,7 @@ class Worker;
 /// bytes of answers it has not written, and has no more than its fair share of jobs in the
 /// pool; otherwise parsed requests wait in the parser and reading stops. So one client
 /// holds at most the budget plus one handler's answer per exchange in flight.
-class Connection final : public loop::IoHandler {
+class Connection final : public reactor::IoHandler {
  public:
   Connection(Worker& worker, net::Fd fd, std::uint64_t id, std::int64_t now_ns);
   /// Closes the socket (through its stack, when it sends through one).

@@ -1,7 +1,7 @@
-// loop/wait_flag: the atomic half of a loop's wake flag: "I am about to wait", raised by the
+// reactor/wait_flag: the atomic half of a loop's wake flag: "I am about to wait", raised by the
 // loop and claimed by the one producer that pokes it (chapter 03; over the atomics seam
 // since the Relacy models).
-// Role: the store-buffering protocol of loop/wake_flag with no I/O in it, a template over
+// Role: the store-buffering protocol of reactor/wake_flag with no I/O in it, a template over
 // the atomics seam (sync/atomics.h), so that WakeFlag (which adds the socket) and the
 // relaxed-memory model (code/models/loop_flag_model.cpp) run the same code.
 #pragma once
@@ -10,7 +10,7 @@
 
 #include "sync/atomics.h"
 
-namespace handoff::loop {
+namespace handoff::reactor {
 
 template <class Atoms = sync::StdAtomics>
 class WaitFlag {
@@ -49,4 +49,4 @@ class WaitFlag {
   typename Atoms::template atomic<bool> flag_{false};
 };
 
-}  // namespace handoff::loop
+}  // namespace handoff::reactor
