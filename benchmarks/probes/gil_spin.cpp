@@ -68,9 +68,9 @@
 #include "config/command_line.h"
 
 #include "interpreter_model.h"
-#include "reactor/wake_flag.h"
 #include "probe_main.h"
 #include "probe_report.h"
+#include "reactor/wake_flag.h"
 #include "stats/thread_cpu.h"
 #include "sync/interpreter_lock.h"
 #include "sync/mpmc_ring.h"

@@ -165,7 +165,7 @@ class ExecutorCall {
 
 /// Runs callables on `pool`'s threads and brings each outcome back to `loop`'s thread. The
 /// pool must be bound to the loop (server::Worker does it; outside a server,
-/// evloop::PoolBinding), and the loop must outlive the pool's stop. Stop the pool through
+/// testkit::PoolBinding), and the loop must outlive the pool's stop. Stop the pool through
 /// stop() below: a pool stopped directly cannot tell the executor which calls it let go of.
 ///
 /// Guarantees: each call's receiver runs once, on the loop thread, from a loop callback

@@ -8,8 +8,8 @@
 //   loop_flag_model [CHECK]   runs one check by name, or all of them
 #include "models/relacy_atomics.h"
 // (first: see relacy_atomics.h)
-#include "reactor/wait_flag.h"
 #include "models/lane.h"
+#include "reactor/wait_flag.h"
 #include "sync/mpmc_ring.h"
 
 namespace {

@@ -16,8 +16,8 @@
 // (first: see relacy_atomics.h)
 #include "evloop/event_loop_wait.h"
 #include "evloop/post_queue.h"
-#include "reactor/wait_flag.h"
 #include "models/lane.h"
+#include "reactor/wait_flag.h"
 
 namespace {
 

@@ -9,8 +9,8 @@
 
 #include <cstddef>
 
-#include "reactor/wake_flag.h"
 #include "pool/job.h"
+#include "reactor/wake_flag.h"
 #include "stats/thread_stats.h"
 #include "sync/mpmc_ring.h"
 

@@ -14,9 +14,9 @@
 
 #include "pool/elastic_pool_park.h"
 #include "pool/handler_pool.h"
-#include "pool/wake_channel.h"
 #include "sync/spin_backoff.h"
 #include "sync/spin_wait.h"
+#include "sync/wake_channel.h"
 
 namespace handoff::pool {
 
@@ -64,7 +64,7 @@ struct ElasticPoolOptions {
 ///     ring's pop counter; if it has not moved for longer than T (age_ns), the loop wakes one
 ///     parked thread. While jobs wait and a thread is parked, the loop's wait is capped
 ///     (max_wait_ms()).
-///  4. A wake channel per thread (pool/wake_channel.h): the loop wakes the parked thread
+///  4. A wake channel per thread (sync/wake_channel.h): the loop wakes the parked thread
 ///     that parked last (warm caches), by a CAS on that thread's own state word.
 ///
 /// The park against submit's and stop's wakes, with its fences and who lowers the parked
@@ -95,7 +95,7 @@ class ElasticPool final : public HandlerPool {
   /// Threads counted parked (for tests and the harness: a snapshot, ordered by nothing).
   int parked() const noexcept;
   /// Thread `i`'s state (for tests: a snapshot).
-  WakeChannel::Kind thread_state(int i) const noexcept;
+  sync::WakeChannel::Kind thread_state(int i) const noexcept;
   /// Whether the loop has raised its flag to wait (for tests: a snapshot).
   bool loop_waiting() const noexcept;
 

@@ -3,7 +3,7 @@
 // Role: the store-buffering protocol of ElasticPool (pool/elastic_pool.cpp) with no futex
 // and no statistics in it, a template over the atomics seam (sync/atomics.h), so that the
 // pool and the relaxed-memory model (code/models/elastic_pool_model.cpp) run the same code.
-// The wake word each thread parks on is pool/wake_channel.h's WakeWord; the sleep and the
+// The wake word each thread parks on is sync/wake_channel.h's WakeWord; the sleep and the
 // futex wake are the caller's.
 //
 // The park is announce → fence → re-check → sleep, against submit's push → fence → read the

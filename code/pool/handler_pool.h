@@ -12,8 +12,8 @@
 #include <memory>
 #include <string>
 
-#include "reactor/reactor.h"
 #include "pool/job.h"
+#include "reactor/reactor.h"
 #include "stats/thread_stats.h"
 
 namespace handoff::pool {

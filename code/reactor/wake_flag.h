@@ -10,8 +10,8 @@
 
 #include <atomic>
 
-#include "reactor/wait_flag.h"
 #include "net/fd.h"
+#include "reactor/wait_flag.h"
 #include "stats/thread_stats.h"
 
 namespace handoff::reactor {

@@ -14,9 +14,9 @@
 
 #include "http/request_parser.h"
 #include "http/response.h"
-#include "reactor/reactor.h"
 #include "net/fd.h"
 #include "pool/job.h"
+#include "reactor/reactor.h"
 #include "stack/network_stack.h"
 
 namespace handoff::server {

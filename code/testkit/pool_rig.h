@@ -12,8 +12,8 @@
 #include <thread>
 #include <vector>
 
-#include "reactor/reactor.h"
 #include "pool/handler_pool.h"
+#include "reactor/reactor.h"
 #include "stats/thread_stats.h"
 
 namespace handoff::pool::testing {
