@@ -19,6 +19,8 @@ std::int64_t to_ns(EventLoop::Clock::time_point t) {
 
 }  // namespace
 
+// The wake flag's socket as the reactor sees it.
+//
 // Wakes are read off the wake flag's socket in the reactor's dispatch; the posts they
 // announce are taken by the turn, after the poll.
 struct EventLoop::WakeReader final : reactor::IoHandler {
@@ -133,6 +135,7 @@ template <class Body>
 void EventLoop::run_guarded(Body body) {
   if (running_) throw std::logic_error("EventLoop: already running");
   running_ = true;
+  /// Clears the running and stopping flags however run() ends.
   struct Reset {
     EventLoop& loop;
     ~Reset() {

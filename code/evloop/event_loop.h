@@ -47,6 +47,7 @@ enum class HandIn {
   coordinator,
 };
 
+/// A loop's turn shape, hand-in, wake spin and wait order, set when it is made.
 struct EventLoopOptions {
   TurnShape turn = TurnShape::generation;
   HandIn hand_in = HandIn::direct;
@@ -65,6 +66,8 @@ struct EventLoopOptions {
   std::function<void()> between_park_steps;
 };
 
+/// Work beside the loop's callbacks, run before and after every poll.
+///
 /// Work that shares the loop's thread and its poll without being a callback, as libuv's
 /// prepare and check handles do: a handler pool's completion channel (pool::HandlerPool's
 /// ready_to_wait/after_wait), a server's sweep timer and date. Called on the loop thread.

@@ -61,6 +61,8 @@ class Executor;
 
 namespace detail {
 
+/// One call's shared state, whatever its result type.
+///
 /// One call's state, shared by its pool task, the post that brings it back, and its
 /// Executor's list of calls in flight. The receiver is touched on the loop thread only.
 class CallBase {
@@ -88,6 +90,7 @@ class CallBase {
   bool handed_over_ = false;
 };
 
+/// One call whose callable returns T: its result and its receiver.
 template <class T>
 class Call final : public CallBase {
  public:

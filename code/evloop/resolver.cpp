@@ -83,6 +83,8 @@ struct Lookup::State {
   CancelFlag<> cancelled;
 };
 
+/// What a resolver's threads, handles and results share.
+///
 /// What the resolver, its threads, its handles and its posted results share; freed by the
 /// last of them.
 struct Lookup::Shared {

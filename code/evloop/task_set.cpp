@@ -13,6 +13,7 @@ struct TaskSet::Root {
     Root get_return_object() noexcept { return Root{std::coroutine_handle<promise_type>::from_promise(*this)}; }
     std::suspend_always initial_suspend() noexcept { return {}; }  // listed before it starts
     auto final_suspend() noexcept {
+      /// The root's last step: frees its frame, then reports the end to the set.
       struct End {
         bool await_ready() noexcept { return false; }
         void await_suspend(std::coroutine_handle<promise_type> self) noexcept {

@@ -22,6 +22,8 @@ using handoff::models::SearchResult;
 using Ring = handoff::sync::MpmcRing<int, RelacyAtomics>;
 using Flag = handoff::reactor::WaitFlag<RelacyAtomics>;
 
+/// A loop's flag against a producer's poke (Relacy).
+///
 /// The loop raises its flag and re-checks its queue (RingPool::ready_to_wait,
 /// EventLoop::park_allowed); if the queue looks empty it blocks in epoll. A producer pushes
 /// an item (a frame, a post) and claims the poke. The promise: a loop that blocks has a poke coming (or no

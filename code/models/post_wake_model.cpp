@@ -49,6 +49,8 @@ struct Wake {
   }
 };
 
+/// may_block against call_soon_threadsafe's wake (Relacy).
+///
 /// The loop runs may_block (EventLoop::park_allowed) once; a thread posts a callback
 /// (EventLoop::call_soon_threadsafe: the queue's push, then the flag's fence and read).
 template <WaitOrder Order, bool Fences = true>

@@ -16,6 +16,7 @@
 
 namespace handoff::pool {
 
+/// A completion ring's one switch, for tests: its fences.
 struct CompletionRingOptions {
   /// FOR TESTS ONLY. false drops BOTH seq_cst fences (push → read the flag, and raise the
   /// flag → re-check): the broken variant, kept so that the loop-wake stress

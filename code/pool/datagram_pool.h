@@ -39,6 +39,7 @@ class DatagramPool final : public HandlerPool {
 
  private:
   struct Core;
+  /// One of the pool's sockets as the reactor sees it: readiness calls `handler`.
   struct Endpoint final : reactor::IoHandler {
     DatagramPool* pool = nullptr;
     void (DatagramPool::*handler)() = nullptr;

@@ -20,6 +20,7 @@
 
 namespace handoff::pool {
 
+/// The elastic pool's spinner, ring, age check and test switches.
 struct ElasticPoolOptions {
   sync::SpinPolicy spin{};           ///< the lane's one idle spinner: 10 µs, yielding after 2 µs
   /// Chapter 04: the idle spinner skips spins after spins that missed (sync/spin_backoff).
@@ -51,6 +52,8 @@ struct ElasticPoolOptions {
   std::function<void()> between_park_steps;
 };
 
+/// The chapter 03 pool: one idle spinner per lane, a wake only when all are parked.
+///
 /// A pool of handler threads behind one job ring (a lane) and one completion ring, with
 /// four rules (from the design record that followed seed 000's, restated as fact F2 on the
 /// book's sources page, book/sources.md):
@@ -101,6 +104,7 @@ class ElasticPool final : public HandlerPool {
 
  private:
   struct Core;
+  /// The loop's wake socket as the reactor sees it.
   struct Endpoint final : reactor::IoHandler {
     ElasticPool* pool = nullptr;
     void on_io(std::uint32_t) override;

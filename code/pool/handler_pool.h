@@ -18,6 +18,7 @@
 
 namespace handoff::pool {
 
+/// Which loop a pool serves and how many threads it runs.
 struct PoolConfig {
   int worker_index = 0;  ///< which loop this pool serves (names threads pool-W-i)
   int threads = 1;       ///< --blocking-threads

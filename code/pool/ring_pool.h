@@ -21,6 +21,7 @@
 
 namespace handoff::pool {
 
+/// The ring pool's spin, rings and loop-side settings, and its test hooks.
 struct RingPoolOptions {
   sync::SpinPolicy spin{};               ///< POOL_SPIN_NS: 10 µs, yielding after 2 µs
   std::int64_t dgram_poll_ns = 100'000;  ///< POOL_DGRAM_POLL_NS: a busy thread still sees a pill
@@ -136,6 +137,7 @@ class RingPool final : public HandlerPool {
 
  private:
   struct Core;
+  /// The loop's wake socket as the reactor sees it: readiness drains the pokes.
   struct Endpoint final : reactor::IoHandler {
     RingPool* pool = nullptr;
     void on_io(std::uint32_t) override { pool->drain_loop_pokes(); }

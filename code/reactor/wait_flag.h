@@ -12,6 +12,7 @@
 
 namespace handoff::reactor {
 
+/// A loop's "about to wait" flag, claimed by the one producer that pokes it.
 template <class Atoms = sync::StdAtomics>
 class WaitFlag {
  public:
@@ -24,6 +25,7 @@ class WaitFlag {
   /// The fence pairs with the one in claim_poke(), after a producer's push.
   void announce() noexcept {
     flag_.store(true, std::memory_order_relaxed);
+    // This fence: mfence on x86-64 (GCC emits lock or $0,(%rsp)), dmb ish on AArch64.
     if (fences_) Atoms::fence(std::memory_order_seq_cst);
   }
 
@@ -37,6 +39,7 @@ class WaitFlag {
   /// threads that see the flag raised, exactly one pokes. relaxed (both): the fence orders
   /// the load; the item itself is published by its queue.
   bool claim_poke() noexcept {
+    // This fence: mfence on x86-64 (GCC emits lock or $0,(%rsp)), dmb ish on AArch64.
     if (fences_) Atoms::fence(std::memory_order_seq_cst);
     return flag_.load(std::memory_order_relaxed) && flag_.exchange(false, std::memory_order_relaxed);
   }

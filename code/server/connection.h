@@ -76,6 +76,7 @@ class Connection final : public reactor::IoHandler {
   void close_now();
 
  private:
+  /// One request in flight on the connection: its sequence and how to answer it.
   struct Exchange {
     std::uint64_t seq;
     bool head_only;   // HEAD: write the head, never the body

@@ -37,6 +37,7 @@
 
 namespace handoff::server {
 
+/// One event-loop thread with its listener, connections and pool.
 class Worker final : public pool::FrameSink, evloop::PollHooks {
  public:
   /// `pool` may be null when options.dispatch is inline. The listener is already open, or
@@ -123,6 +124,7 @@ class Worker final : public pool::FrameSink, evloop::PollHooks {
   void on_frame(pool::Frame& frame) override;
 
  private:
+  /// A descriptor's readiness routed to one of the worker's member functions.
   struct Callback final : reactor::IoHandler {
     Worker* worker = nullptr;
     void (Worker::*fn)() = nullptr;

@@ -214,12 +214,15 @@ class MpmcRing {
   }
 
  private:
+  /// One slot: its sequence number and room for one item.
   struct Cell {
     typename Atoms::template atomic<std::size_t> seq{0};
     alignas(T) unsigned char storage[sizeof(T)];  // NOLINT(bugprone-sizeof-expression): T may be a pointer
     T* item() noexcept { return std::launder(reinterpret_cast<T*>(storage)); }
   };
 
+  // The producers' and the consumers' counters, a cache line each.
+  //
   // The producers' counter and the consumers' counter, each on its own 64-byte line (64 is
   // the line on x86-64 and most arm64 cores; g++ 12 warns that the interference-size
   // constants may change between builds, so we do not use them). The struct is aligned to
