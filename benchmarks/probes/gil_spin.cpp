@@ -9,7 +9,7 @@
 // in 1 µs units with a checkpoint after each, as CPython checks its eval breaker between
 // bytecodes), then, STILL HOLDING IT, posts a completion: it pushes its number onto the
 // loop's queue (chapter 02's MpmcRing) and pokes the loop only if the loop said it parks
-// (loop::WakeFlag, chapter 03's protocol). It then goes on with interpreted work
+// (reactor::WakeFlag, chapter 03's protocol). It then goes on with interpreted work
 // (--after-post-us: the rest of the Python code that called call_soon_threadsafe) and only
 // then releases the lock around a blocking wait for the loop's reply (release_for_io, as
 // CPython releases the GIL around a blocking call): a closed loop, K requests in flight.
@@ -68,9 +68,9 @@
 #include "config/command_line.h"
 
 #include "interpreter_model.h"
-#include "loop/wake_flag.h"
 #include "probe_main.h"
 #include "probe_report.h"
+#include "reactor/wake_flag.h"
 #include "stats/thread_cpu.h"
 #include "sync/interpreter_lock.h"
 #include "sync/mpmc_ring.h"
@@ -131,7 +131,7 @@ RunResult run_arm(const Settings& s, const Arm& arm) {
   lo.enabled = arm.lock;
   sync::InterpreterLock lock(lo);
   sync::MpmcRing<std::uint32_t> queue(64);  // at most one completion per handler in flight
-  loop::WakeFlag wake;
+  reactor::WakeFlag wake;
   std::vector<Reply> replies(s.handlers);
   std::atomic<bool> stop{false};
   std::atomic<std::uint64_t> pokes{0};

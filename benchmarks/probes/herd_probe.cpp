@@ -2,7 +2,7 @@
 // many wake, and what a wake costs, beside a wake channel per thread (chapter 03).
 // Role: measure the choice chapter 03 makes for the pool: chapter 01/02's shared lane (every
 // thread of a lane blocked in recv on one datagram socket, the kernel picking who runs)
-// against a wake per thread (pool/wake_channel's futex, or a datagram pair per thread), where
+// against a wake per thread (sync/wake_channel's futex, or a datagram pair per thread), where
 // the waker picks the thread that parked last.
 //
 // Method. For W in {1, 2, 4, 8} and each mechanism, W receiver threads are started one at a
@@ -72,12 +72,12 @@
 #include <nlohmann/json.hpp>
 #include "config/command_line.h"
 
-#include "pool/wake_channel.h"
 #include "probe_main.h"
 #include "probe_report.h"
 #include "stats/thread_cpu.h"
 #include "stats/thread_stats.h"
 #include "sync/spin_wait.h"
+#include "sync/wake_channel.h"
 
 namespace handoff::bench {
 namespace {
@@ -163,7 +163,7 @@ class SharedDatagram {
   DatagramPair pair_;
 };
 
-// The elastic pool's wake: one pool::WakeChannel per receiver (a state word and a futex on
+// The elastic pool's wake: one sync::WakeChannel per receiver (a state word and a futex on
 // it), and the sender wakes the one that parked last (the newest park sequence), as
 // ElasticPool::Core::wake_newest does.
 class PerThreadFutex {
@@ -171,13 +171,13 @@ class PerThreadFutex {
   static constexpr std::string_view name = "per-thread-futex";
   static constexpr std::string_view wait = "futex";
   explicit PerThreadFutex(int waiters)
-      : waiters_(waiters), channels_(std::make_unique<pool::WakeChannel[]>(static_cast<std::size_t>(waiters))) {
+      : waiters_(waiters), channels_(std::make_unique<sync::WakeChannel[]>(static_cast<std::size_t>(waiters))) {
     for (int i = 0; i < waiters; ++i) stats_.emplace_back("herd-" + std::to_string(i), "pool");
   }
   bool block(int i, std::atomic<std::uint64_t>& entered) {
     // relaxed: the ticket only ranks parks; the sender reads it through the channel's word.
     const std::uint32_t seq = next_seq_.fetch_add(1, std::memory_order_relaxed);
-    pool::WakeChannel& ch = channels_[static_cast<std::size_t>(i)];
+    sync::WakeChannel& ch = channels_[static_cast<std::size_t>(i)];
     ch.announce_parked(seq);
     // No re-check and so no fence: this receiver has nothing to look at but its own word,
     // which sleep() reads under the futex's lock. release: publishes the announcement to the
@@ -190,10 +190,10 @@ class PerThreadFutex {
   }
   int choose(const std::deque<int>& /*order*/) const {
     std::uint32_t seq = 0;
-    return pool::WakeChannel::newest_parked(channels_.get(), waiters_, seq);  // the pool's choice
+    return sync::WakeChannel::newest_parked(channels_.get(), waiters_, seq);  // the pool's choice
   }
   void wake(int i) {
-    pool::WakeChannel& ch = channels_[static_cast<std::size_t>(i)];
+    sync::WakeChannel& ch = channels_[static_cast<std::size_t>(i)];
     std::uint32_t seq = 0;
     if (!ch.parked_seq(seq) || !ch.wake(seq, sender_stats_)) fatal("a parked receiver's channel refused its wake");
   }
@@ -204,7 +204,7 @@ class PerThreadFutex {
 
  private:
   int waiters_;
-  std::unique_ptr<pool::WakeChannel[]> channels_;
+  std::unique_ptr<sync::WakeChannel[]> channels_;
   std::deque<stats::ThreadStats> stats_;  // WakeChannel counts its futex calls here
   stats::ThreadStats sender_stats_{"herd-send", "loop"};
   std::atomic<std::uint32_t> next_seq_{0};

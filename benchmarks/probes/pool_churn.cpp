@@ -54,7 +54,7 @@
 //    every poll drops the lock model in both shapes (the hooks cannot tell them apart), so if
 //    the seed's drain paid for back-to-back turns holding the GIL, the drain arms here do not.
 //  - The seed's rsloop spin and its park: rsloop's wake path (a waiting flag, an interrupt)
-//    is not ours (loop::WakeFlag over an eventfd, epoll); the spin's exact form (pause, yield,
+//    is not ours (reactor::WakeFlag over an eventfd, epoll); the spin's exact form (pause, yield,
 //    clock checks) is not in the seed; ours pauses for the whole budget without yielding.
 //  - The database: the seed's Postgres ran in Docker beside the service and counted logins of
 //    a real application user; here a throwaway cluster on this machine, on the same CPUs as

@@ -105,6 +105,7 @@ inline int store_then_load(std::atomic<int>& mine, std::atomic<int>& theirs) noe
     return theirs.load(std::memory_order_acquire);  // acquire: orders later accesses after it, not earlier stores
   } else if constexpr (V == Variant::seq_cst_fence) {
     mine.store(1, std::memory_order_relaxed);             // relaxed: the fence below orders it
+    // This fence: mfence on x86-64 (GCC emits lock or $0,(%rsp)), dmb ish on AArch64.
     std::atomic_thread_fence(std::memory_order_seq_cst);  // store → load: pairs with the other side's fence
     return theirs.load(std::memory_order_relaxed);        // relaxed: the fence above orders it
   } else {

@@ -13,10 +13,7 @@ excerpt can neither vanish nor quietly start at another function that happens to
 It also keeps the markers honest and the excerpts short (issue 26): a region marker in the
 tree that no page excerpts is a failure (a marker that guards nothing only misleads), and so
 is an excerpt longer than MAX_LINES lines (a reader scrolls past it: split the region, or
-excerpt the part the prose discusses). book/tools/regions_pending.txt lists the problems of
-files whose owners have yet to fix them, one `PATH [marker] unused|long` a line; a listed
-problem is tolerated, and a listed one that is gone is a failure, so that the list only
-shrinks. With --self-test it proves it catches each case.
+excerpt the part the prose discusses). With --self-test it proves it catches each case.
 """
 import pathlib
 import re
@@ -33,7 +30,6 @@ SOURCES = ["code", "chapters", "models", "benchmarks", "exercises", "book"]
 SKIP_DIRS = {"build", "_build", ".git", "__pycache__", "node_modules"}
 SKIP_SUFFIXES = {".md", ".json", ".csv", ".svg", ".png"}
 MAX_LINES = 40
-PENDING = "book/tools/regions_pending.txt"
 
 
 def check(root: pathlib.Path) -> list[str]:
@@ -100,23 +96,6 @@ def markers(root: pathlib.Path) -> set[tuple[str, str]]:
     return found
 
 
-def pending(root: pathlib.Path, problems: list[str]) -> list[str]:
-    """The problems not listed in PENDING, and a problem for each listed one that is gone."""
-    listed = []
-    path = root / PENDING
-    if path.is_file():
-        listed = [line.strip() for line in path.read_text(encoding="utf-8").splitlines()
-                  if line.strip() and not line.startswith("#")]
-    left = []
-    for p in problems:
-        if not any(p.startswith(entry + ":") for entry in listed):
-            left.append(p)
-    for entry in listed:
-        if not any(p.startswith(entry + ":") for p in problems):
-            left.append(f"{PENDING}: `{entry}` is fixed: delete its line")
-    return left
-
-
 def check_anchored(path: pathlib.Path, opts: dict[str, str], where: str) -> list[str]:
     """An excerpt anchored by text: every anchor on exactly one line of its file, and short."""
     lines = path.read_text(encoding="utf-8").splitlines()
@@ -181,18 +160,6 @@ def self_test() -> int:
         if check(root):
             print("self-test: the checker rejected a good anchored excerpt")
             failed += 1
-        # A listed problem is tolerated; a listed one that is gone is not.
-        (root / "book" / "page.md").write_text(cases["marker nothing excerpts"][0])
-        (root / "code" / "x.cpp").write_text(cases["marker nothing excerpts"][1])
-        (root / "book" / "tools").mkdir()
-        (root / PENDING).write_text("# pending\ncode/x.cpp [b] unused\n")
-        if pending(root, check(root)):
-            print("self-test: the checker rejected a problem the pending list names")
-            failed += 1
-        (root / "code" / "x.cpp").write_text("// [a]\nint x;\n// [a]\n")
-        if not pending(root, check(root)):
-            print("self-test: the checker missed a pending entry that is fixed")
-            failed += 1
     print("self-test:", "failed" if failed else "every broken case caught, the good one passed")
     return 1 if failed else 0
 
@@ -201,7 +168,7 @@ def main() -> int:
     if sys.argv[1:] == ["--self-test"]:
         return self_test()
     root = pathlib.Path(sys.argv[1] if len(sys.argv) > 1 else ".").resolve()
-    problems = pending(root, check(root))
+    problems = check(root)
     for p in problems:
         print(p)
     count = sum(len(DIRECTIVE.findall(p.read_text(encoding="utf-8")))

@@ -17,6 +17,8 @@
 
 namespace handoff::app {
 
+/// What a stage gives each worker beside its loop.
+///
 /// What a stage gives each worker beside its loop (an upstream's connection pool, from
 /// chapter 04): made by the stage's WorkerServicesFactory for one worker, used on that
 /// worker's loop thread only, destroyed on it after the worker's last coroutine and before

@@ -12,6 +12,7 @@
 
 namespace handoff::app {
 
+/// A stage's routes: each method and exact path to its handler, blocking or not.
 class Router {
  public:
   /// Route `method` requests for exactly `path` (no patterns: the demo needs none).
@@ -34,6 +35,7 @@ class Router {
   Match find(std::string_view method, std::string_view path) const;
 
  private:
+  /// One route: its method, path, handler and promise not to block.
   struct Route {
     std::string method;
     std::string path;

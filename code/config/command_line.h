@@ -50,6 +50,7 @@ class Option {
   CLI::Option* option_;
 };
 
+/// A stage's, probe's or tool's command line, with CLI11 behind a forward declaration.
 class CommandLine {
  public:
   explicit CommandLine(const std::string& description);

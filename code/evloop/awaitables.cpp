@@ -4,13 +4,10 @@
 
 namespace handoff::evloop {
 
-// [awaitables.sleep]
 void SleepAwaiter::await_suspend(std::coroutine_handle<> waiter) {
   timer_ = loop_.call_later(delay_, [waiter] { waiter.resume(); });
 }
-// [awaitables.sleep]
 
-// [awaitables.ready]
 void ReadyAwaiter::await_suspend(std::coroutine_handle<> waiter) {
   auto resume = [this, waiter] {
     withdraw();  // one-shot: before the coroutine runs on (and may wait on the fd again)
@@ -33,6 +30,5 @@ void ReadyAwaiter::withdraw() noexcept {
     loop_.remove_writer(fd_);
   }
 }
-// [awaitables.ready]
 
 }  // namespace handoff::evloop

@@ -12,7 +12,7 @@
 
 namespace handoff::evloop {
 
-Coordinator::Coordinator(PostQueue& loop_posts, loop::WakeFlag& loop_wake, std::function<void()> before_forward)
+Coordinator::Coordinator(PostQueue& loop_posts, reactor::WakeFlag& loop_wake, std::function<void()> before_forward)
     : loop_posts_(loop_posts),
       loop_wake_(loop_wake),
       before_forward_(std::move(before_forward)),
@@ -26,18 +26,15 @@ Coordinator::~Coordinator() {
   thread_.join();
 }
 
-// [coordinator.submit]
 void Coordinator::submit(std::shared_ptr<HandleState> handle, const ReadyQueue& ready) {
   inbox_.push(std::move(handle), ready);  // the mark is read here, by the producer
-  // The push, then the fence and the coordinator's flag (loop/wake_flag.cpp): the first
+  // The push, then the fence and the coordinator's flag (reactor/wake_flag.cpp): the first
   // wake-up, only for a coordinator that announced its wait.
   if (wake_.poke_if_waiting(nullptr, stats::Counter::wakes_sent)) {
     wakes_.fetch_add(1, std::memory_order_relaxed);  // relaxed: a count, ordered by nothing
   }
 }
-// [coordinator.submit]
 
-// [coordinator.run]
 void Coordinator::run() {
   stats::name_this_thread("loop-coord");
   std::vector<Post> batch;
@@ -72,7 +69,6 @@ void Coordinator::run() {
     wake_.take_poke(nullptr);
   }
 }
-// [coordinator.run]
 
 std::uint64_t Coordinator::forwarded() const noexcept {
   return forwarded_.load(std::memory_order_acquire);  // acquire: pairs with run()'s release

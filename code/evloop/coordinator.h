@@ -15,12 +15,12 @@
 
 #include "evloop/post_queue.h"
 #include "evloop/ready_queue.h"
-#include "loop/wake_flag.h"
+#include "reactor/wake_flag.h"
 
 namespace handoff::evloop {
 
 /// The coordinator thread ("loop-coord") and its inbox. Both hops use chapter 03's
-/// flag-and-poke (loop::WakeFlag): the coordinator sleeps as the loop does, so a producer
+/// flag-and-poke (reactor::WakeFlag): the coordinator sleeps as the loop does, so a producer
 /// pokes it only when it said it waits, and it pokes the loop only when the loop said so.
 ///
 /// Order: the mark a post carries (ReadyQueue's rule) is read by the producer, under the
@@ -39,7 +39,7 @@ class Coordinator {
   /// Start the thread, which forwards into `loop_posts` and pokes `loop_wake`; both must
   /// outlive this object. `before_forward` (FOR TESTS ONLY) runs on the coordinator thread
   /// before each batch is forwarded.
-  Coordinator(PostQueue& loop_posts, loop::WakeFlag& loop_wake, std::function<void()> before_forward = {});
+  Coordinator(PostQueue& loop_posts, reactor::WakeFlag& loop_wake, std::function<void()> before_forward = {});
   /// Stop and join the thread. It forwards what the inbox still holds first (it reads the
   /// stop only once the inbox is empty); the loop's destructor then releases those posts
   /// with the rest of its queues, without running them.
@@ -63,10 +63,10 @@ class Coordinator {
   void run();
 
   PostQueue& loop_posts_;
-  loop::WakeFlag& loop_wake_;
+  reactor::WakeFlag& loop_wake_;
   std::function<void()> before_forward_;
   PostQueue inbox_;
-  loop::WakeFlag wake_{true, loop::WakeFlag::Channel::eventfd};  // the coordinator's own flag and eventfd
+  reactor::WakeFlag wake_{true, reactor::WakeFlag::Channel::eventfd};  // the coordinator's own flag and eventfd
   std::atomic<bool> stopping_{false};
   std::atomic<std::uint64_t> forwarded_{0}, wakes_{0}, loop_wakes_{0};
   std::thread thread_;  // last: started once everything above exists

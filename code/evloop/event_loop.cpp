@@ -19,22 +19,24 @@ std::int64_t to_ns(EventLoop::Clock::time_point t) {
 
 }  // namespace
 
+// The wake flag's socket as the reactor sees it.
+//
 // Wakes are read off the wake flag's socket in the reactor's dispatch; the posts they
 // announce are taken by the turn, after the poll.
-struct EventLoop::WakeReader final : loop::IoHandler {
-  WakeReader(loop::WakeFlag& wake, EventLoopCounts& counts) : wake_(wake), counts_(counts) {}
+struct EventLoop::WakeReader final : reactor::IoHandler {
+  WakeReader(reactor::WakeFlag& wake, EventLoopCounts& counts) : wake_(wake), counts_(counts) {}
   void on_io(std::uint32_t) override {
     wake_.take_poke(nullptr);
     ++counts_.pokes_taken;
   }
 
-  loop::WakeFlag& wake_;
+  reactor::WakeFlag& wake_;
   EventLoopCounts& counts_;
 };
 
 /// One descriptor's reader and writer. Readiness queues the callback (as asyncio's
 /// _process_events adds the handle to _ready); it runs in the turn's run, not in dispatch.
-struct EventLoop::FdWatch final : loop::IoHandler {
+struct EventLoop::FdWatch final : reactor::IoHandler {
   explicit FdWatch(ReadyQueue& r) : ready(r) {}
   void on_io(std::uint32_t events) override {
     if (reader && (events & (EPOLLIN | EPOLLHUP | EPOLLERR)) != 0) ready.push_local(reader);
@@ -79,7 +81,7 @@ Handle EventLoop::call_soon_threadsafe(Callback cb) {
     return Handle(std::move(state));
   }
   posts_.push(state, ready_);  // marked with the loop's local count (ReadyQueue's rule)
-  // The push, then the fence and the loop's flag (loop/wake_flag.cpp): one poke, only for
+  // The push, then the fence and the loop's flag (reactor/wake_flag.cpp): one poke, only for
   // a loop that announced its wait. The counter is unused: no ThreadStats on this thread.
   wake_.poke_if_waiting(nullptr, stats::Counter::wakes_sent);
   return Handle(std::move(state));
@@ -129,11 +131,11 @@ void EventLoop::update_fd(int fd) {
 
 void EventLoop::run_forever() { run_until(nullptr); }
 
-// [evloop.run]
 template <class Body>
 void EventLoop::run_guarded(Body body) {
   if (running_) throw std::logic_error("EventLoop: already running");
   running_ = true;
+  /// Clears the running and stopping flags however run() ends.
   struct Reset {
     EventLoop& loop;
     ~Reset() {
@@ -177,7 +179,6 @@ void EventLoop::stop() {
   // stop. A generation already ran only its ntodo: nothing to change.
   if (running_ && options_.turn == TurnShape::drain) todo_ = ready_.size();
 }
-// [evloop.run]
 
 // [evloop.turns]
 void EventLoop::turn_generation() {
@@ -259,7 +260,9 @@ void EventLoop::poll_and_collect() {
   }
   take_posts();
 }
+// [evloop.poll]
 
+// [evloop.timeout]
 int EventLoop::wait_timeout_ms() {
   timers_.prune();  // a cancelled timer at the top no longer sets the timeout
   if (!ready_.empty() || stopping_) return 0;
@@ -280,7 +283,7 @@ bool EventLoop::park_allowed() {
       },
       counts_.wait_announcements);
 }
-// [evloop.poll]
+// [evloop.timeout]
 
 void EventLoop::take_posts() {
   posts_.take(taken_);

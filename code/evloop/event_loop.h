@@ -1,7 +1,7 @@
 // evloop/event_loop: a callback event loop on the reactor: call_soon, timers, readiness
 // callbacks, thread-safe posts, and a switch between two turn shapes (chapter 04).
 // Role: the loop real servers of asyncio's, libuv's and tokio's shape run on. A turn polls
-// loop::Reactor, moves due timers and thread-safe posts into the ready queue and runs
+// reactor::Reactor, moves due timers and thread-safe posts into the ready queue and runs
 // callbacks; which callbacks a turn runs is the TurnShape. Semantics follow CPython's
 // asyncio (base_events.BaseEventLoop: _run_once, run_forever, stop).
 #pragma once
@@ -19,8 +19,8 @@
 #include "evloop/post_queue.h"
 #include "evloop/ready_queue.h"
 #include "evloop/timer_heap.h"
-#include "loop/reactor.h"
-#include "loop/wake_flag.h"
+#include "reactor/reactor.h"
+#include "reactor/wake_flag.h"
 #include "sync/spin_wait.h"
 
 namespace handoff::evloop {
@@ -47,6 +47,7 @@ enum class HandIn {
   coordinator,
 };
 
+/// A loop's turn shape, hand-in, wake spin and wait order, set when it is made.
 struct EventLoopOptions {
   TurnShape turn = TurnShape::generation;
   HandIn hand_in = HandIn::direct;
@@ -65,6 +66,8 @@ struct EventLoopOptions {
   std::function<void()> between_park_steps;
 };
 
+/// Work beside the loop's callbacks, run before and after every poll.
+///
 /// Work that shares the loop's thread and its poll without being a callback, as libuv's
 /// prepare and check handles do: a handler pool's completion channel (pool::HandlerPool's
 /// ready_to_wait/after_wait), a server's sweep timer and date. Called on the loop thread.
@@ -151,7 +154,7 @@ class EventLoop {
   void set_poll_hooks(PollHooks* hooks) noexcept { hooks_ = hooks; }
   /// The reactor the loop polls: descriptors whose handlers must run inside the poll's
   /// dispatch (not as callbacks) register here, as the server's connections do.
-  loop::Reactor& reactor() noexcept { return reactor_; }
+  reactor::Reactor& reactor() noexcept { return reactor_; }
 
   TurnShape turn_shape() const noexcept { return options_.turn; }
   const EventLoopCounts& counts() const noexcept { return counts_; }
@@ -177,8 +180,8 @@ class EventLoop {
   void update_fd(int fd);
 
   EventLoopOptions options_;
-  loop::Reactor reactor_;
-  loop::WakeFlag wake_{true, loop::WakeFlag::Channel::eventfd};  // as libuv's and Asio's loops wake
+  reactor::Reactor reactor_;
+  reactor::WakeFlag wake_{true, reactor::WakeFlag::Channel::eventfd};  // as libuv's and Asio's loops wake
   ReadyQueue ready_;
   PostQueue posts_;
   TimerHeap timers_;

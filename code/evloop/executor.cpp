@@ -34,7 +34,6 @@ void Executor::fail_later(const std::shared_ptr<detail::CallBase>& call, const c
   loop_.call_soon([call] { call->finish(); });
 }
 
-// [executor.stop]
 std::size_t Executor::stop(std::int64_t deadline_ns) {
   stopped_ = true;
   const std::size_t dropped = pool_.stop(deadline_ns);
@@ -46,6 +45,5 @@ std::size_t Executor::stop(std::int64_t deadline_ns) {
   }
   return dropped;
 }
-// [executor.stop]
 
 }  // namespace handoff::evloop

@@ -61,6 +61,8 @@ class Executor;
 
 namespace detail {
 
+/// One call's shared state, whatever its result type.
+///
 /// One call's state, shared by its pool task, the post that brings it back, and its
 /// Executor's list of calls in flight. The receiver is touched on the loop thread only.
 class CallBase {
@@ -88,6 +90,7 @@ class CallBase {
   bool handed_over_ = false;
 };
 
+/// One call whose callable returns T: its result and its receiver.
 template <class T>
 class Call final : public CallBase {
  public:
@@ -165,7 +168,7 @@ class ExecutorCall {
 
 /// Runs callables on `pool`'s threads and brings each outcome back to `loop`'s thread. The
 /// pool must be bound to the loop (server::Worker does it; outside a server,
-/// evloop::PoolBinding), and the loop must outlive the pool's stop. Stop the pool through
+/// testkit::PoolBinding), and the loop must outlive the pool's stop. Stop the pool through
 /// stop() below: a pool stopped directly cannot tell the executor which calls it let go of.
 ///
 /// Guarantees: each call's receiver runs once, on the loop thread, from a loop callback

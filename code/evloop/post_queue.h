@@ -1,7 +1,7 @@
 // evloop/post_queue: call_soon_threadsafe's way in: posts from any thread, each stamped
 // with the loop's local count, straight into the running loop's hands (chapter 04).
 // Role: producers append under a short lock and then wake the loop through its
-// loop::WakeFlag only if the loop said it is about to wait (chapter 03's protocol); the
+// reactor::WakeFlag only if the loop said it is about to wait (chapter 03's protocol); the
 // loop takes the whole batch once per turn (and per refill) and merges it into its
 // ReadyQueue by the marks. A template over the atomics seam (sync/atomics.h: its atomics
 // and its mutex), so that the loop (PostQueue) and the relaxed-memory model of its wake

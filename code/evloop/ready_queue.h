@@ -54,6 +54,7 @@ class ReadyQueue {
   std::uint64_t local_count() const noexcept;
 
  private:
+  /// One ready callback and its key (its place in the merged order).
   struct Entry {
     std::uint64_t key;
     std::shared_ptr<HandleState> handle;

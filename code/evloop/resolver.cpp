@@ -83,6 +83,8 @@ struct Lookup::State {
   CancelFlag<> cancelled;
 };
 
+/// What a resolver's threads, handles and results share.
+///
 /// What the resolver, its threads, its handles and its posted results share; freed by the
 /// last of them.
 struct Lookup::Shared {
@@ -107,7 +109,6 @@ namespace {
 using Shared = Lookup::Shared;
 using State = Lookup::State;
 
-// [resolver.deliver]
 // The loop thread's half of a lookup: run its callback unless it was cancelled (or the
 // resolver destroyed) since; either way the entry is gone afterwards.
 void deliver(Shared& shared, std::uint64_t id, Resolution result) {
@@ -117,11 +118,9 @@ void deliver(Shared& shared, std::uint64_t id, Resolution result) {
   shared.callbacks.erase(it);
   done(std::move(result));
 }
-// [resolver.deliver]
 
 void work(const std::shared_ptr<Shared>& shared, std::uint64_t index);
 
-// [resolver.grow]
 // Under the lock, after a lookup was queued or taken: each idle thread will take one queued
 // lookup, so start a thread if more are queued than there are idle threads, up to the bound.
 // An idle thread that has been notified counts as idle until it wakes, so two quick resolves
@@ -144,7 +143,6 @@ bool grow(const std::shared_ptr<Shared>& shared) {
   s.counts.peak_threads = std::max(s.counts.peak_threads, ++s.counts.threads_alive);
   return true;
 }
-// [resolver.grow]
 
 // [resolver.worker]
 // A resolver thread: take lookups front first, skip the cancelled ones before they reach
@@ -172,6 +170,8 @@ void work(const std::shared_ptr<Shared>& shared, std::uint64_t index) {
       ++s.counts.lookups_skipped;
       continue;
     }
+    // [resolver.worker]
+    // [resolver.run]
     grow(shared);
     ++s.counts.lookups_run;
     s.counts.peak_running = std::max(s.counts.peak_running, ++s.counts.running);
@@ -188,7 +188,7 @@ void work(const std::shared_ptr<Shared>& shared, std::uint64_t index) {
   }
   --s.counts.threads_alive;
 }
-// [resolver.worker]
+// [resolver.run]
 
 }  // namespace
 
@@ -222,7 +222,6 @@ Resolver::~Resolver() {
   shared_->callbacks.clear();  // results still on their way to the loop find no callback
 }
 
-// [resolver.resolve]
 Lookup Resolver::resolve(LookupRequest request, Done done) {
   Shared& s = *shared_;
   const std::uint64_t id = s.next_id++;
@@ -244,7 +243,6 @@ Lookup Resolver::resolve(LookupRequest request, Done done) {
   if (wake) s.work.notify_one();
   return Lookup(shared_, std::move(state));
 }
-// [resolver.resolve]
 
 ResolverCounts Resolver::counts() const {
   std::lock_guard lock(shared_->mu);

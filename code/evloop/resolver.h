@@ -68,6 +68,7 @@ std::size_t lookup_cap(std::size_t cpus) noexcept;
 /// if the kernel will not say.
 std::size_t affinity_cpus();
 
+/// A resolver's bound, idle exit, lookup function, cancel store and test hook.
 struct ResolverOptions {
   /// The seed's "before": a new thread for every lookup that finds no idle one.
   static constexpr std::size_t kUnbounded = SIZE_MAX;
@@ -123,6 +124,8 @@ class Lookup {
   std::shared_ptr<State> state_;
 };
 
+/// A bounded set of lookup threads of its own for one loop.
+///
 /// Lookups on at most `max_threads` threads of the resolver's own, queued in order, each
 /// result handed to the loop with call_soon_threadsafe and its callback run there.
 ///

@@ -22,6 +22,7 @@ namespace handoff::evloop {
 /// (ResolverOptions::cancel_store, the resolver's tests, the model).
 enum class CancelStore { under_lock, outside_lock };
 
+/// A queued lookup's cancelled flag: raised by the loop, read by the thread that takes it.
 template <class Atoms = sync::StdAtomics>
 class CancelFlag {
  public:

@@ -28,6 +28,7 @@ class TaskPromiseBase {
   /// At its end the task resumes whoever awaited it (symmetric transfer: no stack grows
   /// however long a chain of tasks is); with nobody, it stays suspended for its owner.
   auto final_suspend() noexcept {
+    /// Resumes the awaiting coroutine by symmetric transfer (or none: noop_coroutine).
     struct Transfer {
       bool await_ready() noexcept { return false; }
       std::coroutine_handle<> await_suspend(std::coroutine_handle<>) noexcept { return continuation; }
@@ -52,6 +53,7 @@ class TaskPromiseBase {
   std::coroutine_handle<> continuation_;
 };
 
+/// A Task<T>'s promise: keeps the value its coroutine returns.
 template <class T>
 class TaskPromise final : public TaskPromiseBase<T> {
  public:
@@ -62,6 +64,7 @@ class TaskPromise final : public TaskPromiseBase<T> {
   }
 };
 
+/// A Task<void>'s promise: records that its coroutine returned.
 template <>
 class TaskPromise<void> final : public TaskPromiseBase<void> {
  public:
@@ -106,6 +109,7 @@ class [[nodiscard]] Task {
   /// `co_await std::move(task)`: start it (the awaiter suspends until it ends), then return
   /// its value or rethrow its exception.
   auto operator co_await() && noexcept {
+    /// Starts the task on co_await and hands back its outcome when it ends.
     struct Awaiter {
       bool await_ready() const noexcept { return frame.done(); }
       std::coroutine_handle<> await_suspend(std::coroutine_handle<> waiter) noexcept {

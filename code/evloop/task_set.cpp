@@ -13,6 +13,7 @@ struct TaskSet::Root {
     Root get_return_object() noexcept { return Root{std::coroutine_handle<promise_type>::from_promise(*this)}; }
     std::suspend_always initial_suspend() noexcept { return {}; }  // listed before it starts
     auto final_suspend() noexcept {
+      /// The root's last step: frees its frame, then reports the end to the set.
       struct End {
         bool await_ready() noexcept { return false; }
         void await_suspend(std::coroutine_handle<promise_type> self) noexcept {
@@ -41,7 +42,6 @@ struct TaskSet::Root {
 
 TaskSet::Root TaskSet::run_root(Task<void> task) { co_await std::move(task); }
 
-// [task_set.spawn]
 void TaskSet::spawn(Task<void> task, std::function<void(std::exception_ptr)> done) {
   const auto frame = run_root(std::move(task)).frame;
   auto& p = frame.promise();
@@ -70,6 +70,5 @@ void TaskSet::cancel_all() noexcept {
     frame.destroy();
   }
 }
-// [task_set.spawn]
 
 }  // namespace handoff::evloop

@@ -30,7 +30,6 @@ TimerHeap::Entry TimerHeap::pop_top() {
   return e;
 }
 
-// [timer_heap.prune]
 bool TimerHeap::compact_if_due() {
   // asyncio's _run_once: compact when the dead are more than half of a heap of more than
   // kMinCompact entries.
@@ -68,7 +67,6 @@ void TimerHeap::prune() {
   // Else drop the dead only from the top, so that none sets the loop's wait.
   while (!entries_.empty() && entries_.front().handle->cancelled) pop_top();
 }
-// [timer_heap.prune]
 
 std::optional<std::int64_t> TimerHeap::next_deadline() const {
   if (entries_.empty()) return std::nullopt;

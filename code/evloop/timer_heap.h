@@ -57,6 +57,7 @@ class TimerHeap {
   std::size_t cancelled() const noexcept { return cancelled_; }  ///< dead, still held
 
  private:
+  /// One timer: its deadline, its arrival number (the tie-break) and its handle.
   struct Entry {
     std::int64_t when_ns;
     std::uint64_t arrival;

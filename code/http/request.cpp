@@ -11,6 +11,8 @@ namespace handoff::http {
 
 namespace {
 
+/// Where an absolute-form target's authority lies.
+///
 /// An absolute-form target is `scheme "://" authority [path] ["?" query]` (RFC 9112 3.2.2;
 /// llhttp has checked its characters). Returns where the authority begins and ends, or
 /// {0, 0} for the other forms: origin ("/..."), authority ("host:port"), asterisk ("*").

@@ -9,11 +9,13 @@
 
 namespace handoff::http {
 
+/// One header field, name and value as sent.
 struct Header {
   std::string name;
   std::string value;
 };
 
+/// One parsed request: method, target, version, headers and body.
 struct Request {
   std::string method;     ///< "GET", "POST", ... as sent
   std::string target;     ///< request-target as sent, e.g. "/sleep?ms=10" or "http://a.example/x"

@@ -12,6 +12,7 @@
 
 namespace handoff::http {
 
+/// The parser's size limits, each with the status its breach answers.
 struct Limits {
   std::size_t max_request_line = std::size_t{8} * 1024;   ///< method + target + version, else 414
   std::size_t max_header_bytes = std::size_t{16} * 1024;  ///< the whole header section, else 431
@@ -19,6 +20,7 @@ struct Limits {
   std::size_t max_body_bytes = std::size_t{1024} * 1024;  ///< decoded body, else 413
 };
 
+/// One connection's incremental HTTP/1.1 request parser, over llhttp.
 class RequestParser {
  public:
   explicit RequestParser(Limits limits = {});

@@ -1,11 +1,11 @@
 // models/elastic_pool_model: the elastic pool's park against its wakes, under a
 // relaxed-memory checker (chapter 03).
 // Role: run the product's own ElasticPark (pool/elastic_pool_park.h: the parked count, the
-// park and the waker), WakeWord (pool/wake_channel.h: the thread's word, its claim and its
+// park and the waker), WakeWord (sync/wake_channel.h: the thread's word, its claim and its
 // cancel) and MpmcRing on Relacy's atomics, and search every interleaving and every value
 // the C++ memory model lets each load read. The futex is left out: a thread that sleeps
 // is one whose park said "sleep", and it is woken exactly when a waker's claim moved its
-// word to WOKEN (the futex wakes a sleeper once the word has changed; pool/wake_channel.cpp).
+// word to WOKEN (the futex wakes a sleeper once the word has changed; sync/wake_channel.cpp).
 // Each promise: a thread that sleeps with work for it (a job, or the stop) has been claimed,
 // and the parked count comes back to the threads still asleep. The correct park must hold;
 // the reversed park and the park without its fence must be refuted. No run-time test
@@ -16,8 +16,8 @@
 #include "models/relacy_atomics.h"
 // (first: see relacy_atomics.h)
 #include "pool/elastic_pool_park.h"
-#include "pool/wake_channel.h"
 #include "sync/mpmc_ring.h"
+#include "sync/wake_channel.h"
 
 namespace {
 
@@ -29,7 +29,7 @@ using handoff::pool::ParkFence;
 using handoff::pool::ParkOrder;
 using Ring = handoff::sync::MpmcRing<int, RelacyAtomics>;
 using Gate = handoff::pool::ElasticPark<RelacyAtomics>;
-using Word = handoff::pool::WakeWord<RelacyAtomics>;
+using Word = handoff::sync::WakeWord<RelacyAtomics>;
 
 /// The waker's claim as the model's futex-free wake: ElasticPool::Core::wake_newest passes
 /// WakeChannel::wake, which is this claim and then the futex wake.

@@ -9,6 +9,7 @@
 
 namespace handoff::models {
 
+/// A wake socket's buffered pokes, as one counter.
 class Lane {
  public:
   /// A poke into the lane (send_word).

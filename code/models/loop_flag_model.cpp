@@ -1,5 +1,5 @@
 // models/loop_flag_model: the loop's wake flag under a relaxed-memory checker (chapter 03).
-// Role: run the product's own WaitFlag (loop/wait_flag.h, the protocol inside WakeFlag,
+// Role: run the product's own WaitFlag (reactor/wait_flag.h, the protocol inside WakeFlag,
 // which the completion ring's frames and the callback loop's call_soon_threadsafe both wake
 // their loop through) against the product's MpmcRing on Relacy's atomics, and search every
 // interleaving and every value the C++ memory model lets each load read. The fenced flag
@@ -8,8 +8,8 @@
 //   loop_flag_model [CHECK]   runs one check by name, or all of them
 #include "models/relacy_atomics.h"
 // (first: see relacy_atomics.h)
-#include "loop/wait_flag.h"
 #include "models/lane.h"
+#include "reactor/wait_flag.h"
 #include "sync/mpmc_ring.h"
 
 namespace {
@@ -20,8 +20,10 @@ using handoff::models::Lane;
 using handoff::models::RelacyAtomics;
 using handoff::models::SearchResult;
 using Ring = handoff::sync::MpmcRing<int, RelacyAtomics>;
-using Flag = handoff::loop::WaitFlag<RelacyAtomics>;
+using Flag = handoff::reactor::WaitFlag<RelacyAtomics>;
 
+/// A loop's flag against a producer's poke (Relacy).
+///
 /// The loop raises its flag and re-checks its queue (RingPool::ready_to_wait,
 /// EventLoop::park_allowed); if the queue looks empty it blocks in epoll. A producer pushes
 /// an item (a frame, a post) and claims the poke. The promise: a loop that blocks has a poke coming (or no

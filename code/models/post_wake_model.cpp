@@ -1,7 +1,7 @@
 // models/post_wake_model: call_soon_threadsafe's post against the callback loop's wait,
 // under a relaxed-memory checker (chapter 04, on chapter 03's protocol).
 // Role: run the product's own BasicPostQueue (evloop/post_queue.h: its lock and its queued
-// flag), WaitFlag (loop/wait_flag.h, inside the loop's WakeFlag) and the loop's two steps
+// flag), WaitFlag (reactor/wait_flag.h, inside the loop's WakeFlag) and the loop's two steps
 // before a wait (evloop/event_loop_wait.h, may_block) on Relacy's atomics and mutex, and
 // search every interleaving and every value the C++ memory model lets each load read. The
 // promise: a loop that blocks has a poke coming. The correct order must hold; the loop that
@@ -16,8 +16,8 @@
 // (first: see relacy_atomics.h)
 #include "evloop/event_loop_wait.h"
 #include "evloop/post_queue.h"
-#include "loop/wait_flag.h"
 #include "models/lane.h"
+#include "reactor/wait_flag.h"
 
 namespace {
 
@@ -29,14 +29,14 @@ using handoff::models::Lane;
 using handoff::models::RelacyAtomics;
 using handoff::models::SearchResult;
 using Posts = handoff::evloop::BasicPostQueue<RelacyAtomics>;
-using Flag = handoff::loop::WaitFlag<RelacyAtomics>;
+using Flag = handoff::reactor::WaitFlag<RelacyAtomics>;
 
 /// The loop's ReadyQueue as a post sees it: only the mark it reads (no local callbacks here).
 struct NoLocals {
   std::uint64_t local_count() const noexcept { return 0; }
 };
 
-/// The loop's wake as may_block and a post use it: loop::WakeFlag's calls on its WaitFlag,
+/// The loop's wake as may_block and a post use it: reactor::WakeFlag's calls on its WaitFlag,
 /// the socket a Lane.
 struct Wake {
   explicit Wake(bool fences) : flag(fences) {}
@@ -49,6 +49,8 @@ struct Wake {
   }
 };
 
+/// may_block against call_soon_threadsafe's wake (Relacy).
+///
 /// The loop runs may_block (EventLoop::park_allowed) once; a thread posts a callback
 /// (EventLoop::call_soon_threadsafe: the queue's push, then the flag's fence and read).
 template <WaitOrder Order, bool Fences = true>

@@ -25,6 +25,7 @@ using handoff::models::RelacyAtomics;
 using handoff::models::SearchResult;
 using Flag = handoff::evloop::CancelFlag<RelacyAtomics>;
 
+/// The loop's cancel against a resolver thread's take and check (Relacy).
 template <CancelStore Where>
 struct CancelTake : rl::test_suite<CancelTake<Where>, 2> {
   RelacyAtomics::mutex mu;  // Lookup::Shared::mu, the lock lookups are taken under

@@ -34,6 +34,8 @@ bool futex_wait_sleeps(Word& word, std::uint32_t expected) {
   return word.atom().compare_exchange_strong(seen, expected, std::memory_order_relaxed, std::memory_order_relaxed);
 }
 
+/// An unlock against a sleeping waiter (Relacy).
+///
 /// A holder unlocks (StackLock::unlock, with no deferred work and no hand-off); a waiter
 /// past its buzz runs the sleeping path (StackLock::lock_slow's loop: take_or_flag, then
 /// FUTEX_WAIT on the word as flagged).

@@ -12,6 +12,7 @@
 
 namespace handoff::net {
 
+/// A non-blocking TCP listening socket that hands out accepted connections.
 class Listener {
  public:
   /// Bind and listen on host:port (port 0 picks a free one). With `reuse_port`, several

@@ -7,6 +7,8 @@
 
 namespace handoff::net {
 
+/// Onload's extension calls, when Onload is loaded.
+///
 /// Onload's onload_set_stackname and onload_move_fd, found with dlsym(RTLD_DEFAULT, ...) in
 /// whatever the process has loaded. Nothing links against Onload: without it both pointers
 /// stay null, available() is false and every call returns -1 without calling anything.

@@ -24,7 +24,7 @@ void CompletionRing::push(Frame* frame, stats::ThreadStats& stats) {
 }
 
 void CompletionRing::poke_loop_if_waiting(stats::ThreadStats& stats) {
-  // The push (or the caller's pop), a fence, then the loop's flag: loop/wake_flag.cpp.
+  // The push (or the caller's pop), a fence, then the loop's flag: reactor/wake_flag.cpp.
   wake_.poke_if_waiting(&stats, stats::Counter::completion_pokes);
 }
 // [completion.push]

@@ -4,18 +4,19 @@
 // loop's datagram socket only when its flag is raised; the loop raises the flag, re-checks,
 // waits in epoll on the socket, and drains. Chapter 02's protocol, taken out of its RingPool
 // in chapter 03 so that RingPool and ElasticPool share one copy; its flag and poke are
-// loop/wake_flag since chapter 04, which the callback loop wakes through as well.
+// reactor/wake_flag since chapter 04, which the callback loop wakes through as well.
 #pragma once
 
 #include <cstddef>
 
-#include "loop/wake_flag.h"
 #include "pool/job.h"
+#include "reactor/wake_flag.h"
 #include "stats/thread_stats.h"
 #include "sync/mpmc_ring.h"
 
 namespace handoff::pool {
 
+/// A completion ring's one switch, for tests: its fences.
 struct CompletionRingOptions {
   /// FOR TESTS ONLY. false drops BOTH seq_cst fences (push → read the flag, and raise the
   /// flag → re-check): the broken variant, kept so that the loop-wake stress
@@ -26,7 +27,7 @@ struct CompletionRingOptions {
 };
 
 /// Frames from pool threads to the loop. Two store→load sequences meet here (the
-/// store-buffering shape; each needs a seq_cst fence, both in loop::WakeFlag):
+/// store-buffering shape; each needs a seq_cst fence, both in reactor::WakeFlag):
 ///   loop:      announce_wait(): raise the flag → fence → (caller) re-check has_frames()
 ///   pool:      push(): push the frame → fence → read the flag → poke if it was raised
 /// At least one side sees the other's store, so a frame never waits while the loop sleeps
@@ -71,7 +72,7 @@ class CompletionRing {
 
  private:
   sync::MpmcRing<Frame*> frames_;
-  loop::WakeFlag wake_;  // the loop's flag and its poke socket: pool threads → loop
+  reactor::WakeFlag wake_;  // the loop's flag and its poke socket: pool threads → loop
 };
 
 }  // namespace handoff::pool

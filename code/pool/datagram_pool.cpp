@@ -44,7 +44,7 @@ DatagramPool::DatagramPool(const PoolConfig& config) : config_(config), core_(st
 
 DatagramPool::~DatagramPool() { stop(kNoDeadline); }
 
-void DatagramPool::bind(loop::Reactor& reactor, FrameSink& sink, stats::Registry& registry,
+void DatagramPool::bind(reactor::Reactor& reactor, FrameSink& sink, stats::Registry& registry,
                         stats::ThreadStats& loop_stats) {
   reactor_ = &reactor;
   loop_stats_ = &loop_stats;

@@ -32,14 +32,15 @@ class DatagramPool final : public HandlerPool {
   explicit DatagramPool(const PoolConfig& config);
   ~DatagramPool() override;
 
-  void bind(loop::Reactor& reactor, FrameSink& sink, stats::Registry& registry,
+  void bind(reactor::Reactor& reactor, FrameSink& sink, stats::Registry& registry,
             stats::ThreadStats& loop_stats) override;
   void submit(Job* job) override;
   std::size_t stop(std::int64_t deadline_ns) override;
 
  private:
   struct Core;
-  struct Endpoint final : loop::IoHandler {
+  /// One of the pool's sockets as the reactor sees it: readiness calls `handler`.
+  struct Endpoint final : reactor::IoHandler {
     DatagramPool* pool = nullptr;
     void (DatagramPool::*handler)() = nullptr;
     void on_io(std::uint32_t) override { (pool->*handler)(); }
@@ -50,7 +51,7 @@ class DatagramPool final : public HandlerPool {
 
   PoolConfig config_;
   std::shared_ptr<Core> core_;  // what the threads touch: shared, so a let-go thread keeps it
-  loop::Reactor* reactor_ = nullptr;
+  reactor::Reactor* reactor_ = nullptr;
   FrameSink* sink_ = nullptr;
   stats::ThreadStats* loop_stats_ = nullptr;  // the loop thread's record (bind's caller)
   Endpoint done_endpoint_, lane_endpoint_;

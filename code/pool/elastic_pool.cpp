@@ -22,7 +22,7 @@ struct ElasticPool::Core {
         threads(config.threads),
         jobs(options.ring_capacity),
         done(options.ring_capacity),
-        channels(std::make_unique<WakeChannel[]>(static_cast<std::size_t>(config.threads))),
+        channels(std::make_unique<sync::WakeChannel[]>(static_cast<std::size_t>(config.threads))),
         slots(std::make_unique<HandlerSlot[]>(static_cast<std::size_t>(config.threads))) {}
   ~Core() {  // no thread uses the core any more: free what the job ring still holds
     Job* job = nullptr;
@@ -32,9 +32,9 @@ struct ElasticPool::Core {
   /// How a park ended.
   enum class Parked { took_job, woken, stop };
 
-  void thread_main(WakeChannel& me, stats::ThreadStats& stats, HandlerSlot& slot);
-  bool spin_for_job(WakeChannel& me, stats::ThreadStats& stats, Job*& job);
-  Parked park(WakeChannel& me, stats::ThreadStats& stats, Job*& job);
+  void thread_main(sync::WakeChannel& me, stats::ThreadStats& stats, HandlerSlot& slot);
+  bool spin_for_job(sync::WakeChannel& me, stats::ThreadStats& stats, Job*& job);
+  Parked park(sync::WakeChannel& me, stats::ThreadStats& stats, Job*& job);
   bool run(stats::ThreadStats& stats, HandlerSlot& slot, Job* job);
   bool wake_newest(stats::ThreadStats& loop_stats);
   void wake_all(stats::ThreadStats& loop_stats);
@@ -43,8 +43,8 @@ struct ElasticPool::Core {
   const int threads;
   sync::MpmcRing<Job*> jobs;
   CompletionRing done;
-  std::unique_ptr<WakeChannel[]> channels;  // one per thread, by index
-  std::unique_ptr<HandlerSlot[]> slots;     // one per thread, by index
+  std::unique_ptr<sync::WakeChannel[]> channels;  // one per thread, by index
+  std::unique_ptr<HandlerSlot[]> slots;           // one per thread, by index
   ElasticPark<> gate;  // the parked count, the park tickets and the stop flag (pool/elastic_pool_park.h)
   alignas(64) std::atomic<bool> spinner{false};  // a thread spins idle (rule 1)
   sync::SpinBackoff backoff;                     // the spinner role's, with spin_backoff
@@ -59,7 +59,7 @@ ElasticPool::~ElasticPool() { stop(kNoDeadline); }
 
 int ElasticPool::parked() const noexcept { return core_->gate.parked(); }
 
-WakeChannel::Kind ElasticPool::thread_state(int i) const noexcept {
+sync::WakeChannel::Kind ElasticPool::thread_state(int i) const noexcept {
   return core_->channels[static_cast<std::size_t>(i)].kind();
 }
 
@@ -67,7 +67,7 @@ bool ElasticPool::loop_waiting() const noexcept { return core_->done.loop_waitin
 
 void ElasticPool::Endpoint::on_io(std::uint32_t) { pool->core_->done.take_poke(*pool->loop_stats_); }
 
-void ElasticPool::bind(loop::Reactor& reactor, FrameSink& sink, stats::Registry& registry,
+void ElasticPool::bind(reactor::Reactor& reactor, FrameSink& sink, stats::Registry& registry,
                        stats::ThreadStats& loop_stats) {
   reactor_ = &reactor;
   sink_ = &sink;
@@ -77,7 +77,7 @@ void ElasticPool::bind(loop::Reactor& reactor, FrameSink& sink, stats::Registry&
   for (int i = 0; i < config_.threads; ++i) {
     auto& st = registry.add("pool-" + std::to_string(config_.worker_index) + "-" + std::to_string(i), "pool");
     const auto index = static_cast<std::size_t>(i);
-    WakeChannel& channel = core_->channels[index];
+    sync::WakeChannel& channel = core_->channels[index];
     HandlerSlot& slot = core_->slots[index];
     threads_.emplace_back([core = core_, &channel, &st, &slot] { core->thread_main(channel, st, slot); });
   }
@@ -105,8 +105,8 @@ void ElasticPool::wake_if_all_parked() {
 
 bool ElasticPool::Core::wake_newest(stats::ThreadStats& loop_stats) {
   // The choice, the claim and the count: ElasticPark::wake_newest; the futex wake here.
-  const bool woke = gate.wake_newest(channels.get(), threads, [&loop_stats](WakeChannel& channel, std::uint32_t seq) {
-    return channel.wake(seq, loop_stats);
+  const bool woke = gate.wake_newest(channels.get(), threads, [&loop_stats](sync::WakeChannel& ch, std::uint32_t seq) {
+    return ch.wake(seq, loop_stats);
   });
   if (woke) loop_stats.add(stats::Counter::wakes_sent);
   return woke;
@@ -193,8 +193,7 @@ void ElasticPool::after_wait() {
 
 // ---------------------------------------------------------------- a pool thread's side
 
-// [elastic.thread]
-void ElasticPool::Core::thread_main(WakeChannel& me, stats::ThreadStats& stats, HandlerSlot& slot) {
+void ElasticPool::Core::thread_main(sync::WakeChannel& me, stats::ThreadStats& stats, HandlerSlot& slot) {
   stats.attach_current_thread();
   for (;;) {
     Job* job = nullptr;
@@ -210,7 +209,7 @@ void ElasticPool::Core::thread_main(WakeChannel& me, stats::ThreadStats& stats, 
   slot.finish();  // the last touch: stop() may join and free the loop's world after it
 }
 
-bool ElasticPool::Core::spin_for_job(WakeChannel& me, stats::ThreadStats& stats, Job*& job) {
+bool ElasticPool::Core::spin_for_job(sync::WakeChannel& me, stats::ThreadStats& stats, Job*& job) {
   // Rule 1: one idle spinner per lane. The exchange makes one of the threads that find the
   // ring empty the spinner; the others park at once (the load first spares them the RMW).
   // relaxed (all): the flag is a role, not a publication; a thread that loses it parks, and
@@ -223,20 +222,19 @@ bool ElasticPool::Core::spin_for_job(WakeChannel& me, stats::ThreadStats& stats,
     spinner.store(false, std::memory_order_relaxed);
     return false;
   }
-  me.set(WakeChannel::Kind::spinning);
+  me.set(sync::WakeChannel::Kind::spinning);
   // Spin for a job, or until stop() raises its flag (the park that follows then exits).
   sync::spin_until(
       options.spin, [&] { return jobs.try_pop(job) || gate.stop_raised_hint(); }, &stats);
   if (options.spin_backoff) backoff.record(job != nullptr);
   spinner.store(false, std::memory_order_relaxed);
-  me.set(WakeChannel::Kind::running);
+  me.set(sync::WakeChannel::Kind::running);
   if (job == nullptr) return false;
   stats.add(stats::Counter::spin_catches);
   return true;
 }
-// [elastic.thread]
 
-ElasticPool::Core::Parked ElasticPool::Core::park(WakeChannel& me, stats::ThreadStats& stats, Job*& job) {
+ElasticPool::Core::Parked ElasticPool::Core::park(sync::WakeChannel& me, stats::ThreadStats& stats, Job*& job) {
   // The two steps, their order and their fence: ElasticPark::park (the model runs the same).
   std::uint32_t seq = 0;
   const auto between = [this] {
@@ -266,7 +264,6 @@ bool ElasticPool::Core::run(stats::ThreadStats& stats, HandlerSlot& slot, Job* j
   return outcome != RunOutcome::thread_abandoned;
 }
 
-// [elastic.stop]
 std::size_t ElasticPool::stop(std::int64_t deadline_ns) {
   if (stopped_ || threads_.empty()) {
     stopped_ = true;
@@ -315,6 +312,5 @@ std::size_t ElasticPool::stop(std::int64_t deadline_ns) {
   // relaxed: the threads that counted have been joined (the join orders their counts).
   return dropped_here + core_->deadline_drops.load(std::memory_order_relaxed);
 }
-// [elastic.stop]
 
 }  // namespace handoff::pool

@@ -14,12 +14,13 @@
 
 #include "pool/elastic_pool_park.h"
 #include "pool/handler_pool.h"
-#include "pool/wake_channel.h"
 #include "sync/spin_backoff.h"
 #include "sync/spin_wait.h"
+#include "sync/wake_channel.h"
 
 namespace handoff::pool {
 
+/// The elastic pool's spinner, ring, age check and test switches.
 struct ElasticPoolOptions {
   sync::SpinPolicy spin{};           ///< the lane's one idle spinner: 10 µs, yielding after 2 µs
   /// Chapter 04: the idle spinner skips spins after spins that missed (sync/spin_backoff).
@@ -51,6 +52,8 @@ struct ElasticPoolOptions {
   std::function<void()> between_park_steps;
 };
 
+/// The chapter 03 pool: one idle spinner per lane, a wake only when all are parked.
+///
 /// A pool of handler threads behind one job ring (a lane) and one completion ring, with
 /// four rules (from the design record that followed seed 000's, restated as fact F2 on the
 /// book's sources page, book/sources.md):
@@ -64,7 +67,7 @@ struct ElasticPoolOptions {
 ///     ring's pop counter; if it has not moved for longer than T (age_ns), the loop wakes one
 ///     parked thread. While jobs wait and a thread is parked, the loop's wait is capped
 ///     (max_wait_ms()).
-///  4. A wake channel per thread (pool/wake_channel.h): the loop wakes the parked thread
+///  4. A wake channel per thread (sync/wake_channel.h): the loop wakes the parked thread
 ///     that parked last (warm caches), by a CAS on that thread's own state word.
 ///
 /// The park against submit's and stop's wakes, with its fences and who lowers the parked
@@ -83,7 +86,7 @@ class ElasticPool final : public HandlerPool {
   ElasticPool(const PoolConfig& config, ElasticPoolOptions options = {});
   ~ElasticPool() override;
 
-  void bind(loop::Reactor& reactor, FrameSink& sink, stats::Registry& registry,
+  void bind(reactor::Reactor& reactor, FrameSink& sink, stats::Registry& registry,
             stats::ThreadStats& loop_stats) override;
   void submit(Job* job) override;
   bool ready_to_wait() override;
@@ -95,13 +98,14 @@ class ElasticPool final : public HandlerPool {
   /// Threads counted parked (for tests and the harness: a snapshot, ordered by nothing).
   int parked() const noexcept;
   /// Thread `i`'s state (for tests: a snapshot).
-  WakeChannel::Kind thread_state(int i) const noexcept;
+  sync::WakeChannel::Kind thread_state(int i) const noexcept;
   /// Whether the loop has raised its flag to wait (for tests: a snapshot).
   bool loop_waiting() const noexcept;
 
  private:
   struct Core;
-  struct Endpoint final : loop::IoHandler {
+  /// The loop's wake socket as the reactor sees it.
+  struct Endpoint final : reactor::IoHandler {
     ElasticPool* pool = nullptr;
     void on_io(std::uint32_t) override;
   };
@@ -112,7 +116,7 @@ class ElasticPool final : public HandlerPool {
 
   PoolConfig config_;
   std::shared_ptr<Core> core_;  // what the threads touch: shared, so a let-go thread keeps it
-  loop::Reactor* reactor_ = nullptr;
+  reactor::Reactor* reactor_ = nullptr;
   FrameSink* sink_ = nullptr;
   stats::ThreadStats* loop_stats_ = nullptr;
   Endpoint done_endpoint_;

@@ -3,7 +3,7 @@
 // Role: the store-buffering protocol of ElasticPool (pool/elastic_pool.cpp) with no futex
 // and no statistics in it, a template over the atomics seam (sync/atomics.h), so that the
 // pool and the relaxed-memory model (code/models/elastic_pool_model.cpp) run the same code.
-// The wake word each thread parks on is pool/wake_channel.h's WakeWord; the sleep and the
+// The wake word each thread parks on is sync/wake_channel.h's WakeWord; the sleep and the
 // futex wake are the caller's.
 //
 // The park is announce → fence → re-check → sleep, against submit's push → fence → read the
@@ -34,6 +34,7 @@ namespace handoff::pool {
 /// at. On ARMv8 both the count and the word may be late.
 enum class ParkFence { seq_cst, none };
 
+/// The elastic pool's parked count, park tickets and stop flag, and every step on them.
 template <class Atoms = sync::StdAtomics>
 class ElasticPark {
  public:
@@ -60,6 +61,7 @@ class ElasticPark {
       between();
       parked_.fetch_add(1, std::memory_order_relaxed);
       me.announce_parked(seq);
+      // This fence: mfence on x86-64 (GCC emits lock or $0,(%rsp)), dmb ish on AArch64.
       if (fence == ParkFence::seq_cst) Atoms::fence(std::memory_order_seq_cst);
       return Outcome::sleep;
     }
@@ -70,7 +72,7 @@ class ElasticPark {
     // The announcement (count and word) must be visible before we look at the ring again:
     // a store then a load. Pairs with the fence in all_parked_after_push() between a push
     // and the read of the count, and with the one in raise_stop() between raising its flag
-    // and reading the words.
+    // and reading the words. The fence: mfence on x86-64 (GCC: lock or), dmb ish on AArch64.
     if (fence == ParkFence::seq_cst) Atoms::fence(std::memory_order_seq_cst);
     between();
     // acquire: pairs with raise_stop()'s release store: a thread that sees the flag sees
@@ -95,6 +97,7 @@ class ElasticPark {
   /// re-checking. relaxed load: the fence orders it after the push; only the loop thread
   /// lowers the count for a woken thread, so it reads its own decrements.
   bool all_parked_after_push(int threads) noexcept {
+    // This fence: mfence on x86-64 (GCC emits lock or $0,(%rsp)), dmb ish on AArch64.
     Atoms::fence(std::memory_order_seq_cst);
     return parked_.load(std::memory_order_relaxed) >= threads;
   }
@@ -130,6 +133,7 @@ class ElasticPark {
   /// between announcing and re-checking.
   void raise_stop() noexcept {
     stopping_.store(true, std::memory_order_release);
+    // This fence: mfence on x86-64 (GCC emits lock or $0,(%rsp)), dmb ish on AArch64.
     Atoms::fence(std::memory_order_seq_cst);
   }
 

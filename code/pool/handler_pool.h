@@ -12,12 +12,13 @@
 #include <memory>
 #include <string>
 
-#include "loop/reactor.h"
 #include "pool/job.h"
+#include "reactor/reactor.h"
 #include "stats/thread_stats.h"
 
 namespace handoff::pool {
 
+/// Which loop a pool serves and how many threads it runs.
 struct PoolConfig {
   int worker_index = 0;  ///< which loop this pool serves (names threads pool-W-i)
   int threads = 1;       ///< --blocking-threads
@@ -35,7 +36,7 @@ class HandlerPool {
   /// Register the completion channel with the loop's reactor and start the threads.
   /// `loop_stats` is the calling loop thread's record: the pool counts the loop's side of
   /// the hand-off there, and registers one record per pool thread in `registry`.
-  virtual void bind(loop::Reactor& reactor, FrameSink& sink, stats::Registry& registry,
+  virtual void bind(reactor::Reactor& reactor, FrameSink& sink, stats::Registry& registry,
                     stats::ThreadStats& loop_stats) = 0;
   /// Hand a job to some pool thread. Never blocks the loop.
   virtual void submit(Job* job) = 0;

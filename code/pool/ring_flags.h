@@ -17,6 +17,7 @@ class App;  // CLI11's parser; the flags' .cpp includes CLI11 itself
 
 namespace handoff::pool {
 
+/// The ring pool's command-line choices (--pool-*).
 struct RingChoice {
   bool ring = true;              ///< --pool-ring on (default) | off: chapter 01's datagram path
   double spin_us = 10.0;         ///< --pool-spin-us, env HANDOFF_POOL_SPIN_US

@@ -84,7 +84,7 @@ int RingPool::parked() const noexcept {
 
 bool RingPool::loop_waiting() const noexcept { return core_->done.loop_waiting(); }
 
-void RingPool::bind(loop::Reactor& reactor, FrameSink& sink, stats::Registry& registry,
+void RingPool::bind(reactor::Reactor& reactor, FrameSink& sink, stats::Registry& registry,
                     stats::ThreadStats& loop_stats) {
   reactor_ = &reactor;
   sink_ = &sink;

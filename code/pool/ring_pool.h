@@ -21,6 +21,7 @@
 
 namespace handoff::pool {
 
+/// The ring pool's spin, rings and loop-side settings, and its test hooks.
 struct RingPoolOptions {
   sync::SpinPolicy spin{};               ///< POOL_SPIN_NS: 10 µs, yielding after 2 µs
   std::int64_t dgram_poll_ns = 100'000;  ///< POOL_DGRAM_POLL_NS: a busy thread still sees a pill
@@ -121,7 +122,7 @@ class RingPool final : public HandlerPool {
   RingPool(const PoolConfig& config, RingPoolOptions options = {});
   ~RingPool() override;
 
-  void bind(loop::Reactor& reactor, FrameSink& sink, stats::Registry& registry,
+  void bind(reactor::Reactor& reactor, FrameSink& sink, stats::Registry& registry,
             stats::ThreadStats& loop_stats) override;
   void submit(Job* job) override;
   bool ready_to_wait() override;
@@ -136,7 +137,8 @@ class RingPool final : public HandlerPool {
 
  private:
   struct Core;
-  struct Endpoint final : loop::IoHandler {
+  /// The loop's wake socket as the reactor sees it: readiness drains the pokes.
+  struct Endpoint final : reactor::IoHandler {
     RingPool* pool = nullptr;
     void on_io(std::uint32_t) override { pool->drain_loop_pokes(); }
   };
@@ -146,7 +148,7 @@ class RingPool final : public HandlerPool {
 
   PoolConfig config_;
   std::shared_ptr<Core> core_;  // what the threads touch: shared, so a let-go thread keeps it
-  loop::Reactor* reactor_ = nullptr;
+  reactor::Reactor* reactor_ = nullptr;
   FrameSink* sink_ = nullptr;
   stats::ThreadStats* loop_stats_ = nullptr;
   Endpoint done_endpoint_;

@@ -28,6 +28,7 @@ enum class CreditReturn { fenced, relaxed_only };
 /// lands between the re-check and the announcement sees no parked thread and sends no wake.
 enum class ParkOrder { announce_then_recheck, recheck_then_announce };
 
+/// The ring pool's one wake word: threads parked, and wakes in flight.
 template <class Atoms = sync::StdAtomics>
 class WaitWord {
  public:
@@ -60,6 +61,7 @@ class WaitWord {
   /// parked count, a store then a load, which only a seq_cst fence orders. Pairs with the
   /// fence in announce_parked, between announcing and re-checking the ring.
   bool claim_wake_after_push() noexcept {
+    // This fence: mfence on x86-64 (GCC emits lock or $0,(%rsp)), dmb ish on AArch64.
     Atoms::fence(std::memory_order_seq_cst);
     return claim_wake();
   }
@@ -69,6 +71,7 @@ class WaitWord {
   /// claim_wake_after_push. relaxed on the add: the fence does the ordering.
   void announce_parked() noexcept {
     word_.fetch_add(kOneParked, std::memory_order_relaxed);
+    // This fence: mfence on x86-64 (GCC emits lock or $0,(%rsp)), dmb ish on AArch64.
     Atoms::fence(std::memory_order_seq_cst);
   }
 
@@ -116,6 +119,7 @@ class WaitWord {
   /// it can happen. Pairs with the fence in claim_wake_after_push.
   void return_stolen_credit(CreditReturn how = CreditReturn::fenced) noexcept {
     word_.fetch_sub(kOneWake, std::memory_order_relaxed);
+    // This fence: mfence on x86-64 (GCC emits lock or $0,(%rsp)), dmb ish on AArch64.
     if (how == CreditReturn::fenced) Atoms::fence(std::memory_order_seq_cst);
   }
 

@@ -14,9 +14,9 @@
 
 #include "http/request_parser.h"
 #include "http/response.h"
-#include "loop/reactor.h"
 #include "net/fd.h"
 #include "pool/job.h"
+#include "reactor/reactor.h"
 #include "stack/network_stack.h"
 
 namespace handoff::server {
@@ -45,7 +45,7 @@ class Worker;
 /// bytes of answers it has not written, and has no more than its fair share of jobs in the
 /// pool; otherwise parsed requests wait in the parser and reading stops. So one client
 /// holds at most the budget plus one handler's answer per exchange in flight.
-class Connection final : public loop::IoHandler {
+class Connection final : public reactor::IoHandler {
  public:
   Connection(Worker& worker, net::Fd fd, std::uint64_t id, std::int64_t now_ns);
   /// Closes the socket (through its stack, when it sends through one).
@@ -76,6 +76,7 @@ class Connection final : public loop::IoHandler {
   void close_now();
 
  private:
+  /// One request in flight on the connection: its sequence and how to answer it.
   struct Exchange {
     std::uint64_t seq;
     bool head_only;   // HEAD: write the head, never the body

@@ -22,6 +22,8 @@ std::string handler_failure(std::exception_ptr error, bool answered);
 /// Count and log a handler's failure.
 void report_handler_failure(const http::Request& request, const std::string& failure, stats::ThreadStats& stats);
 
+/// The Responder a handler on the loop thread answers through.
+///
 /// `Apply` is called as apply(pool::Frame::Kind, http::Response&&) for each piece of the
 /// answer: the inline path applies it to its connection, a coroutine's routes it by
 /// connection id and exchange sequence (the connection may have gone while it waited).

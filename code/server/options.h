@@ -41,6 +41,7 @@ enum class StackPlacement {
   per_worker,
 };
 
+/// Everything a stage's flags set on its server.
 struct ServerOptions {
   std::string host = "127.0.0.1";
   std::uint16_t port = 8080;

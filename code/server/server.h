@@ -25,6 +25,7 @@
 
 namespace handoff::server {
 
+/// The whole server: its workers, their threads, and a graceful stop.
 class Server {
  public:
   /// Opens the listeners (so port() is known at once) and builds the workers. With

@@ -27,16 +27,17 @@
 #include "evloop/task.h"
 #include "evloop/task_set.h"
 #include "http/date_cache.h"
-#include "loop/reactor.h"
 #include "net/listener.h"
 #include "net/onload_ext.h"
 #include "pool/handler_pool.h"
+#include "reactor/reactor.h"
 #include "server/connection.h"
 #include "server/options.h"
 #include "stats/thread_stats.h"
 
 namespace handoff::server {
 
+/// One event-loop thread with its listener, connections and pool.
 class Worker final : public pool::FrameSink, evloop::PollHooks {
  public:
   /// `pool` may be null when options.dispatch is inline. The listener is already open, or
@@ -101,7 +102,7 @@ class Worker final : public pool::FrameSink, evloop::PollHooks {
 
   // For connections (loop thread only).
   const ServerOptions& options() const noexcept { return options_; }
-  loop::Reactor& reactor() noexcept { return reactor_; }
+  reactor::Reactor& reactor() noexcept { return reactor_; }
   /// The worker's callback loop (null before chapter 04: options().event_loop unset).
   evloop::EventLoop* event_loop() noexcept { return event_loop_.get(); }
   /// Coroutine handlers started and not yet ended (0 without an event loop).
@@ -123,7 +124,8 @@ class Worker final : public pool::FrameSink, evloop::PollHooks {
   void on_frame(pool::Frame& frame) override;
 
  private:
-  struct Callback final : loop::IoHandler {
+  /// A descriptor's readiness routed to one of the worker's member functions.
+  struct Callback final : reactor::IoHandler {
     Worker* worker = nullptr;
     void (Worker::*fn)() = nullptr;
     void on_io(std::uint32_t) override { (worker->*fn)(); }
@@ -152,8 +154,8 @@ class Worker final : public pool::FrameSink, evloop::PollHooks {
   // threads and removes its descriptors from this reactor, which must still exist. The
   // reactor is the callback loop's when there is one, else the worker's own.
   std::unique_ptr<evloop::EventLoop> event_loop_;
-  std::optional<loop::Reactor> own_reactor_;
-  loop::Reactor& reactor_;
+  std::optional<reactor::Reactor> own_reactor_;
+  reactor::Reactor& reactor_;
   std::unique_ptr<pool::HandlerPool> pool_;
   // With an event loop (chapter 04): the pool as run_in_executor's executor (with a pool),
   // what coroutine handlers are given, and the coroutines in flight. Destroyed before the

@@ -52,6 +52,7 @@ namespace handoff::stack {
 /// --stack-buzz-us N (N >= 0 microseconds, or -1 for ever) as StackLockOptions::buzz_ns.
 std::int64_t buzz_ns_from_us(std::int64_t buzz_us) noexcept;
 
+/// A stack's lock and packet-pool settings.
 struct NetworkStackOptions {
   StackLockOptions lock;
   PacketPoolOptions pool;
@@ -93,6 +94,7 @@ class StackSocket {
   std::atomic<int> error_{0};
 };
 
+/// Which path a send took.
 struct SendResult {
   SendPath path = SendPath::direct;
 };

@@ -25,12 +25,14 @@ namespace handoff::stack {
 /// Where a test may stop a taker: between reading the head and its link, and the CAS.
 enum class PacketPoolPoint { take_read_head };
 
+/// A test's window into the packet pool's take (named points, as StackLockHooks).
 class PacketPoolHooks {
  public:
   virtual ~PacketPoolHooks() = default;
   virtual void at(PacketPoolPoint point) noexcept = 0;
 };
 
+/// The packet pool's sizes.
 struct PacketPoolOptions {
   std::uint32_t packets = 256;        ///< buffers in all
   std::uint32_t packet_bytes = 4096;  ///< bytes per buffer
@@ -40,6 +42,7 @@ struct PacketPoolOptions {
   PacketPoolHooks* hooks = nullptr;   ///< test hooks; nullptr in production
 };
 
+/// What the packet pool did since it was made.
 struct PacketPoolCounters {
   std::uint64_t takes = 0;        ///< buffers taken from the lock-free pool
   std::uint64_t take_empty = 0;   ///< takes that found it empty

@@ -52,9 +52,10 @@ LockResult StackLock::lock_slow() noexcept {
       sync::cpu_relax();
     }
   }
+  // [stack_lock.lock]
 
-  // Sleep: flag NEED_WAKE in the word, then FUTEX_WAIT on the word as flagged (each CAS:
-  // LockWord::take_or_flag).
+  // [stack_lock.sleep]
+  // Sleep: flag NEED_WAKE in the word, FUTEX_WAIT on it as flagged (LockWord::take_or_flag).
   std::int64_t first_sleep_ns = 0;
   const auto starved = [&] {
     return options_.handoff_after_ns > 0 && result.sleeps > 0 &&
@@ -94,7 +95,7 @@ LockResult StackLock::lock_slow() noexcept {
     hook(StackLockPoint::woken);
   }
 }
-// [stack_lock.lock]
+// [stack_lock.sleep]
 
 void StackLock::wait_for_handoff() noexcept {
   for (;;) {
@@ -200,7 +201,6 @@ void StackLock::free_slot(std::uint32_t index) noexcept {
 static_assert(2 * StackLock::kDeferLimit <= 64, "slot bitmap is one 64-bit word");
 static_assert(2 * StackLock::kDeferLimit < 255, "slot index + 1 fits the word's 8 head bits");
 
-// [stack_lock.defer]
 DeferOutcome StackLock::lock_or_defer(const DeferredWork& work, UnlockResult* unlocked) noexcept {
   std::uint32_t w = word_.look();  // a guess for the CASes, which order
   int slot = -1;
@@ -248,7 +248,6 @@ DeferOutcome StackLock::lock_or_defer(const DeferredWork& work, UnlockResult* un
   if (unlocked != nullptr) *unlocked = r;
   return DeferOutcome::ran_after_wait;
 }
-// [stack_lock.defer]
 
 bool StackLock::is_locked() const noexcept {
   return (word_.look() & kLocked) != 0;  // a snapshot

@@ -75,6 +75,8 @@ enum class StackLockPoint {
   handoff_sleep,       ///< a requester found no token and is about to FUTEX_WAIT for one
 };
 
+/// A test's window into the lock's slow paths.
+///
 /// A test's window into the lock's slow paths (the DeterministicSchedule idea, reduced to
 /// named points): at() runs on the thread that reached the point and may block it there.
 /// Production code passes none, and each point costs one predictable branch on a slow path.
@@ -84,6 +86,7 @@ class StackLockHooks {
   virtual void at(StackLockPoint point) noexcept = 0;
 };
 
+/// How the stack lock buzzes, sleeps and hands off.
 struct StackLockOptions {
   /// How long lock() spins with try-locks before it sleeps. -1: for ever (never sleeps);
   /// 0: sleeps at once. Onload derives min(EF_POLL_USEC, 100 us) by default (seed 004).
@@ -193,6 +196,7 @@ class StackLock {
   // Slots for deferred items: twice the limit, so that a pusher seldom finds none free
   // while the holder is still running (and freeing) the items it detached.
   static constexpr std::uint32_t kSlots = 2 * kDeferLimit;
+  /// One deferred item in the slot array, linked to the one below it.
   struct Slot {
     DeferredWork work;
     std::uint32_t next = 0;  // the slot below this one in the list (index + 1; 0 = end)

@@ -28,6 +28,7 @@ namespace handoff::stack {
 /// out, and its sleeper (or its work) waits for an unlock that may never come.
 enum class ReleaseBy { compare_exchange, store };
 
+/// The stack lock's word and every CAS on it.
 template <class Atoms = sync::StdAtomics>
 class LockWord {
  public:

@@ -48,6 +48,7 @@ struct Family {
   std::vector<std::string> samples;  // "{labels} value"
 };
 
+/// Samples gathered by metric family, then written in the text format.
 class Exposition {
  public:
   void sample(const std::string& name, const std::string& type, const std::string& help, const std::string& labels,

@@ -46,6 +46,7 @@
 
 namespace handoff::sync {
 
+/// The interpreter lock's switch interval and forced switching, as CPython's.
 struct InterpreterLockOptions {
   /// How long a waiter sleeps before it asks the holder to drop (CPython: 5 ms).
   std::chrono::nanoseconds switch_interval = std::chrono::milliseconds(5);
@@ -58,6 +59,7 @@ struct InterpreterLockOptions {
   bool enabled = true;
 };
 
+/// What an interpreter lock did since it was made.
 struct InterpreterLockCounters {
   std::uint64_t acquisitions = 0;     ///< takes, including re-takes after a drop
   std::uint64_t waits = 0;            ///< takes that found the lock held and slept
@@ -94,6 +96,7 @@ class InterpreterLock {
   template <class Blocking>
   decltype(auto) release_for_io(Blocking&& blocking) {
     release();
+    /// Takes the lock back however the blocking call ends.
     struct Retake {
       InterpreterLock& lock;
       ~Retake() { lock.acquire(); }

@@ -30,7 +30,7 @@
 // std::atomic_thread_fence(std::memory_order_seq_cst) between the push and its read of
 // "parked", and another between its store of "parked" and its re-check of the ring: the
 // ring pool's parked count does so in pool/wait_word, a loop's flag (the completion rings,
-// the callback loop's posts) in loop/wait_flag, and the elastic pool in its own code. The
+// the callback loop's posts) in reactor/wait_flag, and the elastic pool in its own code. The
 // two fences are then ordered one before the other, and whichever comes second sees the
 // store that precedes the first: at least one side sees the other (chapter 02 tells that
 // story; chapter 03's sb-litmus probe shows the reordering the fences forbid).
@@ -214,12 +214,15 @@ class MpmcRing {
   }
 
  private:
+  /// One slot: its sequence number and room for one item.
   struct Cell {
     typename Atoms::template atomic<std::size_t> seq{0};
     alignas(T) unsigned char storage[sizeof(T)];  // NOLINT(bugprone-sizeof-expression): T may be a pointer
     T* item() noexcept { return std::launder(reinterpret_cast<T*>(storage)); }
   };
 
+  // The producers' and the consumers' counters, a cache line each.
+  //
   // The producers' counter and the consumers' counter, each on its own 64-byte line (64 is
   // the line on x86-64 and most arm64 cores; g++ 12 warns that the interference-size
   // constants may change between builds, so we do not use them). The struct is aligned to

@@ -69,6 +69,7 @@ bool Client::fill(std::chrono::steady_clock::time_point deadline) {
 }
 
 namespace {
+/// What llhttp's callbacks build while they parse one response.
 struct ParseState {
   ParsedResponse response;
   std::string field;

@@ -14,6 +14,7 @@
 
 namespace handoff::testkit {
 
+/// One response as the client parsed it.
 struct ParsedResponse {
   int status = 0;
   int version_minor = 1;
@@ -25,6 +26,7 @@ struct ParsedResponse {
 
 using namespace std::chrono_literals;
 
+/// A blocking loopback HTTP/1.1 client with a deadline on every read.
 class Client {
  public:
   /// Connect to 127.0.0.1:port. Throws on failure.

@@ -34,6 +34,7 @@
 
 namespace handoff::testkit {
 
+/// How many wakes a ping-pong runs, and how it paces them.
 struct PingPongOptions {
   std::uint64_t wakes = 100'000;
   /// How far ahead of its pong the loop sets the next wake's start, in clock ticks (TSC
@@ -56,6 +57,7 @@ struct PingPongOptions {
   bool pinned = true;
 };
 
+/// What a ping-pong run saw: its wakes, its stalls, and when the first came.
 struct PingPongResult {
   std::uint64_t wakes = 0;            ///< pongs the pool thread received
   std::uint64_t stalls = 0;           ///< wakes lost: the loop slept with the frame waiting and no poke
@@ -132,6 +134,7 @@ inline PingPongResult loop_wake_pingpong(pool::CompletionRing& ring, const PingP
   alignas(64) std::atomic<bool> loop_done{false};  // relaxed: polled in a bounded loop before the join
   std::atomic<pid_t> loop_tid{0};                  // relaxed: written once, before the first `turn`
 
+  /// Counts the frames the pool sends back.
   struct Count final : pool::FrameSink {
     std::uint64_t frames = 0;
     void on_frame(pool::Frame&) override { ++frames; }

@@ -13,6 +13,7 @@
 
 namespace handoff::testkit {
 
+/// A test's own blocking libpq connection, to read what PostgreSQL says of the server.
 class PgMonitor {
  public:
   explicit PgMonitor(const std::string& conninfo = "hostaddr=127.0.0.1 application_name=handoff-monitor")

@@ -12,8 +12,8 @@
 #include <thread>
 #include <vector>
 
-#include "loop/reactor.h"
 #include "pool/handler_pool.h"
+#include "reactor/reactor.h"
 #include "stats/thread_stats.h"
 
 namespace handoff::pool::testing {
@@ -61,7 +61,7 @@ inline Job* make_job(std::uint64_t seq, const http::Handler& h, std::shared_ptr<
 /// A reactor, a registry and a pool, driven the way Worker::run drives them.
 template <class Pool>
 struct Rig {
-  loop::Reactor reactor;
+  reactor::Reactor reactor;
   stats::Registry registry;
   stats::ThreadStats& loop_stats = registry.add("loop-test", "loop");
   Collector sink;

@@ -19,6 +19,7 @@ namespace handoff::testkit {
 /// unset or names no executable file.
 std::string stage_binary();
 
+/// A stage binary run as a child process on port 0.
 class StageProcess {
  public:
   /// Start `binary` with `args` (plus `--port 0` unless args name a port) and wait up to

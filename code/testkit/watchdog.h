@@ -14,6 +14,7 @@
 
 namespace handoff::testkit {
 
+/// Fails the test with a message when its body runs past its limit.
 class Watchdog {
  public:
   Watchdog(std::chrono::milliseconds limit, std::string what) : what_(std::move(what)) {

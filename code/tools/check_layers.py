@@ -3,7 +3,7 @@
 
 Role: keep code/ layered, lowest first:
 
-    config  net  http  stats  sync  stack  loop  pool  evloop  upstream  app  server
+    config  net  http  stats  sync  stack  reactor  pool  evloop  upstream  app  server
 
 A file in one area may include its own area and any area listed before it, never one after
 it: pool/ and app/ must not include server/, so a type both need lives below both. Tests,
@@ -17,7 +17,7 @@ import re
 import sys
 import tempfile
 
-LAYERS = ["config", "net", "http", "stats", "sync", "stack", "loop", "pool", "evloop", "upstream", "app", "server"]
+LAYERS = ["config", "net", "http", "stats", "sync", "stack", "reactor", "pool", "evloop", "upstream", "app", "server"]
 OUTSIDE = {"tests", "fuzz"}  # directories whose files the layering does not bind
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([a-z_]+)/')
 

@@ -111,6 +111,7 @@ class [[nodiscard]] CheckoutAwaiter {
   }
 
  private:
+  /// What the awaiter and the pool's callback share: the connection (or error), and who went first.
   struct State {
     std::coroutine_handle<> waiter;
     std::unique_ptr<Conn> conn;
@@ -156,6 +157,7 @@ class [[nodiscard]] QueryAwaiter {
   PgResult await_resume() { return std::move(std::exchange(state_, {})->result); }
 
  private:
+  /// What the awaiter and the query's callback share.
   struct State {
     std::coroutine_handle<> waiter;  // null once resumed, or once the awaiter is gone
     PgResult result;

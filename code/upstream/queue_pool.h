@@ -21,6 +21,7 @@
 
 namespace handoff::upstream {
 
+/// The queue pool's size, overflow and checkout timeout (SQLAlchemy's).
 struct QueuePoolOptions {
   std::size_t pool_size = 5;                 ///< the idle queue's capacity (SQLAlchemy's default 5; must be > 0)
   std::size_t max_overflow = 10;             ///< connections allowed beyond pool_size (SQLAlchemy's default 10)
@@ -48,6 +49,8 @@ struct QueuePoolCounts {
   std::size_t idle = 0;       ///< connections in the idle queue now
 };
 
+/// A bounded pool of upstream connections on one loop, after SQLAlchemy's QueuePool.
+///
 /// SQLAlchemy's QueuePool (lib/sqlalchemy/pool/impl.py, with the asyncio queue of
 /// AsyncAdaptedQueuePool) as callbacks on one evloop::EventLoop. Loop thread only.
 ///
@@ -182,6 +185,7 @@ class QueuePool {
   const QueuePoolOptions& options() const noexcept { return options_; }
 
  private:
+  /// One checkout waiting for a connection: its callback, its timer, its ticket.
   struct Waiter {
     Served done;
     evloop::Handle timer;

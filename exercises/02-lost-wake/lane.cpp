@@ -14,6 +14,7 @@ void Lane::submit(int job) {
   while (!ring_.try_push(std::move(job))) {
   }
   // Push, then read parked_: a store then a load, ordered only by a seq_cst fence.
+  // This fence: mfence on x86-64 (GCC emits lock or $0,(%rsp)), dmb ish on AArch64.
   std::atomic_thread_fence(std::memory_order_seq_cst);
   if (parked_.load(std::memory_order_relaxed) > 0) {
     const std::uint64_t one = 1;

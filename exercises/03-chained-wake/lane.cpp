@@ -27,6 +27,7 @@ void Lane::submit(int job) {
   }
   // Push, then read the word: a store then a load, ordered only by a seq_cst fence. Pairs
   // with the fence in park() between announcing and re-checking.
+  // This fence: mfence on x86-64 (GCC emits lock or $0,(%rsp)), dmb ish on AArch64.
   std::atomic_thread_fence(std::memory_order_seq_cst);
   wake_one_if_parked(Waker::submit);
 }
@@ -81,6 +82,7 @@ std::optional<int> Lane::take(std::chrono::milliseconds limit) {
 std::optional<int> Lane::park(std::chrono::milliseconds limit) {
   wait_word_.fetch_add(kOneParked, std::memory_order_relaxed);  // announce
   // The announcement must be visible before the re-check: pairs with submit()'s fence.
+  // This fence: mfence on x86-64 (GCC emits lock or $0,(%rsp)), dmb ish on AArch64.
   std::atomic_thread_fence(std::memory_order_seq_cst);
   int job;
   if (ring_.try_pop(job)) {

@@ -24,6 +24,7 @@ std::uint32_t Board::announce(int i) {
   words_[i].store(parked_word(ticket), std::memory_order_release);
   // The announcement must be visible before the caller re-checks for work: a store then a
   // load. Pairs with the fence a producer puts between its push and its read of the count.
+  // This fence: mfence on x86-64 (GCC emits lock or $0,(%rsp)), dmb ish on AArch64.
   std::atomic_thread_fence(std::memory_order_seq_cst);
   return ticket;
 }

@@ -29,12 +29,12 @@
 #include "evloop/event_loop.h"
 #include "evloop/executor.h"
 #include "evloop/loop_flags.h"
-#include "evloop/pool_binding.h"
 #include "loop_peer.h"
 #include "net/fd.h"
 #include "net/listener.h"
 #include "pool/elastic_pool.h"
 #include "stats/thread_stats.h"
+#include "testkit/pool_binding.h"
 
 namespace handoff::peers {
 namespace {
@@ -131,7 +131,7 @@ struct Executing {
                            o.spin_backoff = g_spin_backoff;
                            return o;
                          }()};
-  evloop::PoolBinding binding{loop(), pool, registry};
+  testkit::PoolBinding binding{loop(), pool, registry};
   evloop::Executor executor{loop(), pool};
   int left = 0;
   ~Executing() { executor.stop(pool::HandlerPool::kNoDeadline); }

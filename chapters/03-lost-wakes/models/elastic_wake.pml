@@ -1,6 +1,6 @@
 /* models/elastic_wake: chapter 03's elastic pool, each thread's own wake channel, on
  * x86-TSO (chapter 03).
- * Role: the wake protocol of code/pool/elastic_pool.cpp and code/pool/wake_channel.cpp,
+ * Role: the wake protocol of code/pool/elastic_pool.cpp and code/sync/wake_channel.cpp,
  * with the parked count and the state words as the code keeps them, so that spin either
  * proves that no job is left in the ring while a thread that could take it sleeps with no
  * wake coming, and that the count stays true, or prints the interleaving that breaks it.

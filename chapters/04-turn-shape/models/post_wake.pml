@@ -2,7 +2,7 @@
  * Role: the wake protocol of evloop::EventLoop on x86-TSO, so that spin either proves that
  * no post is left in the post queue while the loop sleeps in epoll_wait with no poke
  * coming, or prints the interleaving that leaves it there. The code:
- * code/evloop/event_loop.cpp ([evloop.threadsafe], park_allowed()), code/loop/wake_flag.cpp
+ * code/evloop/event_loop.cpp ([evloop.threadsafe], park_allowed()), code/reactor/wake_flag.cpp
  * (announce_wait, poke_if_waiting, end_wait) and code/evloop/post_queue.cpp (a vector under
  * a std::mutex: push, take, empty).
  *
@@ -35,7 +35,7 @@
  * poster's comes first, the loop's re-check sees the post. The C++ model says the same
  * (unlock synchronizes-with the next lock: either the flag's store happens-before the
  * poster's load, or the append happens-before the re-check), so the two fences in
- * loop/wake_flag.cpp are what the lock-free completion ring needs, and redundant for this
+ * reactor/wake_flag.cpp are what the lock-free completion ring needs, and redundant for this
  * queue. They become necessary where the re-check reads the queue without the lock (an
  * atomic size or flag read lock-free: LOCKED_RECHECK=0): then the loop needs its fence,
  * and the poster its fence unless its unlock is a locked instruction (glibc on x86 hides a

@@ -56,7 +56,7 @@ TEST_CASE("coordinator: a post carries the mark read when it was submitted, not 
   Watchdog dog(10s, "marks through the coordinator");
   ReadyQueue ready;
   PostQueue loop_posts;
-  handoff::loop::WakeFlag loop_wake;
+  handoff::reactor::WakeFlag loop_wake;
   std::atomic<bool> release{false};
   {
     // The hook holds every forward until the loop thread (here: this one) has moved on.

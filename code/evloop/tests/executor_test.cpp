@@ -13,11 +13,11 @@
 #include <thread>
 #include <vector>
 
-#include "evloop/pool_binding.h"
 #include "pool/datagram_pool.h"
 #include "pool/elastic_pool.h"
 #include "pool/ring_pool.h"
 #include "stats/thread_cpu.h"
+#include "testkit/pool_binding.h"
 #include "testkit/watchdog.h"
 
 using namespace std::chrono_literals;
@@ -55,7 +55,7 @@ struct Rig {
   EventLoop loop;
   stats::Registry registry;
   std::unique_ptr<pool::HandlerPool> pool;
-  evloop::PoolBinding binding;
+  testkit::PoolBinding binding;
   Executor executor;
 };
 
@@ -186,7 +186,7 @@ TEST_CASE("executor: a task run leaves the ring pool's loop spin nothing to wait
   EventLoop loop;
   stats::Registry registry;
   pool::RingPool pool(pool::PoolConfig{0, 1}, options);
-  evloop::PoolBinding binding(loop, pool, registry);
+  testkit::PoolBinding binding(loop, pool, registry);
   Executor executor(loop, pool);
   bool done = false;
   executor.submit([] { return 1; }, [&](Result<int>) { done = true; });

@@ -16,11 +16,11 @@
 
 #include "evloop/awaitables.h"
 #include "evloop/executor.h"
-#include "evloop/pool_binding.h"
 #include "evloop/task_set.h"
 #include "net/fd.h"
 #include "pool/elastic_pool.h"
 #include "stats/thread_cpu.h"
+#include "testkit/pool_binding.h"
 #include "testkit/watchdog.h"
 
 using namespace std::chrono_literals;
@@ -233,7 +233,7 @@ TEST_CASE("task: co_await run_in_executor round trips on a real ElasticPool, val
   EventLoop loop;
   stats::Registry registry;
   pool::ElasticPool pool(pool::PoolConfig{0, 2});
-  evloop::PoolBinding binding(loop, pool, registry);
+  testkit::PoolBinding binding(loop, pool, registry);
   evloop::Executor executor(loop, pool);
   TaskSet set(loop);
   const auto loop_thread = std::this_thread::get_id();
@@ -273,7 +273,7 @@ TEST_CASE("task: a task destroyed while its executor call runs is never resumed 
   EventLoop loop;
   stats::Registry registry;
   pool::ElasticPool pool(pool::PoolConfig{0, 1});
-  evloop::PoolBinding binding(loop, pool, registry);
+  testkit::PoolBinding binding(loop, pool, registry);
   evloop::Executor executor(loop, pool);
   TaskSet set(loop);
   bool resumed = false;
@@ -300,7 +300,7 @@ TEST_CASE("task: a pool stopped with a coroutine's call queued resumes it with a
   EventLoop loop;
   stats::Registry registry;
   pool::ElasticPool pool(pool::PoolConfig{0, 1});
-  evloop::PoolBinding binding(loop, pool, registry);
+  testkit::PoolBinding binding(loop, pool, registry);
   evloop::Executor executor(loop, pool);
   TaskSet set(loop);
   std::vector<std::string> outcomes;

@@ -13,7 +13,7 @@
 using namespace handoff;
 using namespace handoff::pool::testing;
 using Clock = std::chrono::steady_clock;
-using Kind = pool::WakeChannel::Kind;
+using Kind = sync::WakeChannel::Kind;
 
 namespace {
 

@@ -135,7 +135,7 @@ const app::Router& routes() {
 class TalliedPool final : public pool::HandlerPool, public pool::FrameSink {
  public:
   explicit TalliedPool(std::unique_ptr<pool::HandlerPool> inner) : inner_(std::move(inner)) {}
-  void bind(loop::Reactor& reactor, pool::FrameSink& sink, stats::Registry& registry,
+  void bind(reactor::Reactor& reactor, pool::FrameSink& sink, stats::Registry& registry,
             stats::ThreadStats& loop_stats) override {
     sink_ = &sink;
     inner_->bind(reactor, *this, registry, loop_stats);

@@ -14,6 +14,7 @@ std::optional<int> Lane::park(std::chrono::milliseconds limit, bool& timed_out) 
   if (int job; ring_.try_pop(job)) return job;
   if (between_steps_) between_steps_();
   parked_.fetch_add(1, std::memory_order_relaxed);
+  // This fence: mfence on x86-64 (GCC emits lock or $0,(%rsp)), dmb ish on AArch64.
   std::atomic_thread_fence(std::memory_order_seq_cst);
 #else
   parked_.fetch_add(1, std::memory_order_relaxed);  // announce
@@ -22,6 +23,7 @@ std::optional<int> Lane::park(std::chrono::milliseconds limit, bool& timed_out) 
   // the locked fetch_add is already a full barrier, so leaving the fence out passes every
   // test there; the C++ memory model lets a relaxed RMW and a later load be seen out of
   // order (an ARM processor does it), and the model (lane.pml, park.pml) finds the lost wake.
+  // This fence: mfence on x86-64 (GCC emits lock or $0,(%rsp)), dmb ish on AArch64.
   std::atomic_thread_fence(std::memory_order_seq_cst);
   if (between_steps_) between_steps_();
   int job;

@@ -152,6 +152,7 @@ TEST_CASE("board: three sleepers against a waker: every job is taken and the cou
   for (int j = 0; j < kJobs; ++j) {
     pending.fetch_add(1, std::memory_order_relaxed);
     // The push, then the read of the count: a store then a load. Pairs with announce()'s fence.
+    // This fence: mfence on x86-64 (GCC emits lock or $0,(%rsp)), dmb ish on AArch64.
     std::atomic_thread_fence(std::memory_order_seq_cst);
     if (board.parked() >= kThreads || j % 8 == 0) board.wake_newest();  // rule 2, and now and then an age check
     lowest = std::min(lowest, board.parked());

@@ -1,20 +1,20 @@
-// loop/wake_flag: a loop thread's "I am about to wait" flag and the socket that wakes it
+// reactor/wake_flag: a loop thread's "I am about to wait" flag and the socket that wakes it
 // (chapter 03, taken out of pool/completion_ring in chapter 04).
 // Role: chapter 03's loop-side wake protocol with the channel that carries its poke: the
 // loop raises the flag, fences, re-checks its queues, then waits in epoll on loop_fd(); a
 // producer pushes, fences, reads the flag and pokes the channel only if it was raised. The
-// protocol itself (the flag and both fences) has its one copy in loop/wait_flag; this adds
+// protocol itself (the flag and both fences) has its one copy in reactor/wait_flag; this adds
 // the channel (a datagram socketpair or an eventfd). pool/completion_ring (frames),
 // evloop/event_loop (call_soon_threadsafe) and evloop/coordinator wake their loops through it.
 #pragma once
 
 #include <atomic>
 
-#include "loop/wait_flag.h"
 #include "net/fd.h"
+#include "reactor/wait_flag.h"
 #include "stats/thread_stats.h"
 
-namespace handoff::loop {
+namespace handoff::reactor {
 
 /// The flag-and-poke. Two store→load sequences meet here (the store-buffering shape; each
 /// needs a seq_cst fence):
@@ -60,8 +60,8 @@ class WakeFlag {
  private:
   net::Fd loop_end_, producer_end_;  // pokes: producers → loop (an eventfd: loop_end_ only)
   // Written by the loop at every wait, read by producers at every push: its own line. The
-  // protocol (the flag and both fences) is loop/wait_flag.h's.
+  // protocol (the flag and both fences) is reactor/wait_flag.h's.
   alignas(64) WaitFlag<> flag_;
 };
 
-}  // namespace handoff::loop
+}  // namespace handoff::reactor

@@ -1,4 +1,4 @@
-// loop/reactor: an epoll readiness reactor (chapter 01).
+// reactor/reactor: an epoll readiness reactor (chapter 01).
 // Role: wait for readiness on many descriptors and call the one handler registered for
 // each, in the thread that owns the loop. It is the core of every event-loop thread.
 #pragma once
@@ -10,7 +10,7 @@
 
 #include "net/fd.h"
 
-namespace handoff::loop {
+namespace handoff::reactor {
 
 /// Something that wants to hear about readiness on a descriptor.
 class IoHandler {
@@ -43,4 +43,4 @@ class Reactor {
   bool dispatching_ = false;
 };
 
-}  // namespace handoff::loop
+}  // namespace handoff::reactor

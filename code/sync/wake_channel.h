@@ -1,4 +1,4 @@
-// pool/wake_channel: one pool thread's own wake: a 32-bit state word and a futex on it
+// sync/wake_channel: one pool thread's own wake: a 32-bit state word and a futex on it
 // (chapter 03).
 // Role: let a waker wake exactly the thread it chose, and leave no wake behind for anyone
 // else to read: the state word says what the thread is doing, a compare-exchange off PARKED
@@ -28,7 +28,7 @@
 #include "stats/thread_stats.h"
 #include "sync/atomics.h"
 
-namespace handoff::pool {
+namespace handoff::sync {
 
 /// One thread's wake word, the atomic half of its wake channel: a template over the atomics
 /// seam (sync/atomics.h), so that WakeChannel (which adds the futex) and the elastic pool's
@@ -166,4 +166,4 @@ class WakeChannel : public WakeWord<> {
   static_assert(std::atomic<std::uint32_t>::is_always_lock_free, "the futex is the word itself");
 };
 
-}  // namespace handoff::pool
+}  // namespace handoff::sync

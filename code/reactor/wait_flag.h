@@ -1,7 +1,7 @@
-// loop/wait_flag: the atomic half of a loop's wake flag: "I am about to wait", raised by the
+// reactor/wait_flag: the atomic half of a loop's wake flag: "I am about to wait", raised by the
 // loop and claimed by the one producer that pokes it (chapter 03; over the atomics seam
 // since the Relacy models).
-// Role: the store-buffering protocol of loop/wake_flag with no I/O in it, a template over
+// Role: the store-buffering protocol of reactor/wake_flag with no I/O in it, a template over
 // the atomics seam (sync/atomics.h), so that WakeFlag (which adds the socket) and the
 // relaxed-memory model (code/models/loop_flag_model.cpp) run the same code.
 #pragma once
@@ -10,8 +10,9 @@
 
 #include "sync/atomics.h"
 
-namespace handoff::loop {
+namespace handoff::reactor {
 
+/// A loop's "about to wait" flag, claimed by the one producer that pokes it.
 template <class Atoms = sync::StdAtomics>
 class WaitFlag {
  public:
@@ -24,6 +25,7 @@ class WaitFlag {
   /// The fence pairs with the one in claim_poke(), after a producer's push.
   void announce() noexcept {
     flag_.store(true, std::memory_order_relaxed);
+    // This fence: mfence on x86-64 (GCC emits lock or $0,(%rsp)), dmb ish on AArch64.
     if (fences_) Atoms::fence(std::memory_order_seq_cst);
   }
 
@@ -37,6 +39,7 @@ class WaitFlag {
   /// threads that see the flag raised, exactly one pokes. relaxed (both): the fence orders
   /// the load; the item itself is published by its queue.
   bool claim_poke() noexcept {
+    // This fence: mfence on x86-64 (GCC emits lock or $0,(%rsp)), dmb ish on AArch64.
     if (fences_) Atoms::fence(std::memory_order_seq_cst);
     return flag_.load(std::memory_order_relaxed) && flag_.exchange(false, std::memory_order_relaxed);
   }
@@ -49,4 +52,4 @@ class WaitFlag {
   typename Atoms::template atomic<bool> flag_{false};
 };
 
-}  // namespace handoff::loop
+}  // namespace handoff::reactor

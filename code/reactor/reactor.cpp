@@ -1,11 +1,11 @@
-// loop/reactor: an epoll readiness reactor (chapter 01).
-#include "loop/reactor.h"
+// reactor/reactor: an epoll readiness reactor (chapter 01).
+#include "reactor/reactor.h"
 
 #include <algorithm>
 #include <cerrno>
 #include <system_error>
 
-namespace handoff::loop {
+namespace handoff::reactor {
 
 namespace {
 void check(int rc, const char* what) {
@@ -51,4 +51,4 @@ int Reactor::poll(int timeout_ms) {
   return n;
 }
 
-}  // namespace handoff::loop
+}  // namespace handoff::reactor

@@ -1,6 +1,6 @@
-// loop/wake_flag: a loop thread's "I am about to wait" flag and the socket that wakes it
+// reactor/wake_flag: a loop thread's "I am about to wait" flag and the socket that wakes it
 // (chapter 03, taken out of pool/completion_ring in chapter 04).
-#include "loop/wake_flag.h"
+#include "reactor/wake_flag.h"
 
 #include <sys/eventfd.h>
 #include <sys/socket.h>
@@ -13,7 +13,7 @@
 
 #include "net/socket_pair.h"
 
-namespace handoff::loop {
+namespace handoff::reactor {
 
 WakeFlag::WakeFlag(bool fences, Channel channel) : flag_(fences) {
   if (channel == Channel::datagram) {
@@ -74,4 +74,4 @@ bool WakeFlag::waiting() const noexcept {
   return flag_.raised();  // a snapshot for tests, ordered by nothing
 }
 
-}  // namespace handoff::loop
+}  // namespace handoff::reactor

@@ -1,10 +1,10 @@
-// pool/wake_channel: one pool thread's own wake: a 32-bit state word and a futex on it
+// sync/wake_channel: one pool thread's own wake: a 32-bit state word and a futex on it
 // (chapter 03).
-#include "pool/wake_channel.h"
+#include "sync/wake_channel.h"
 
 #include "sync/futex.h"
 
-namespace handoff::pool {
+namespace handoff::sync {
 
 void WakeChannel::sleep(std::uint32_t seq, stats::ThreadStats& stats) noexcept {
   const std::uint32_t parked = parked_word(seq);
@@ -35,4 +35,4 @@ bool WakeChannel::wake(std::uint32_t seq, stats::ThreadStats& stats) noexcept {
 }
 // [wake_channel.wake]
 
-}  // namespace handoff::pool
+}  // namespace handoff::sync
