@@ -61,9 +61,34 @@ Handle EventLoop::call_soon(Callback cb) {
   return Handle(std::move(state));
 }
 
-Handle EventLoop::call_later(Clock::duration delay, Callback cb) {
-  return call_at(Clock::now() + delay, std::move(cb));
+// [evloop.time]
+std::int64_t EventLoop::clock_ns() noexcept { return to_ns(Clock::now()); }
+
+std::int64_t EventLoop::now_ns() {
+  // One clock read per turn at most: the poll's, else the first caller's. Outside a run
+  // nothing would clear it, so every call reads.
+  if (!now_fresh_ || options_.timer_clock == TimerClock::per_call) {
+    now_ns_ = clock_ns();
+    now_fresh_ = running_;
+  }
+  return now_ns_;
 }
+
+EventLoop::Clock::time_point EventLoop::time() {
+  return Clock::time_point(std::chrono::duration_cast<Clock::duration>(std::chrono::nanoseconds(now_ns())));
+}
+
+void EventLoop::update_time() noexcept {
+  now_ns_ = clock_ns();
+  now_fresh_ = running_;
+}
+
+Handle EventLoop::call_later(Clock::duration delay, Callback cb) {
+  auto state = std::make_shared<HandleState>(std::move(cb));
+  timers_.push(now_ns() + std::chrono::duration_cast<std::chrono::nanoseconds>(delay).count(), state);
+  return Handle(std::move(state));
+}
+// [evloop.time]
 
 Handle EventLoop::call_at(Clock::time_point when, Callback cb) {
   auto state = std::make_shared<HandleState>(std::move(cb));
@@ -141,6 +166,7 @@ void EventLoop::run_guarded(Body body) {
       loop.stopping_ = false;  // asyncio's run_forever: finally: self._stopping = False
       loop.todo_ = 0;
       loop.max_wait_ms_ = -1;
+      loop.now_fresh_ = false;  // outside a run, the loop's time is the clock's
     }
   } reset{*this};
   body();
@@ -252,8 +278,9 @@ void EventLoop::poll_and_collect() {
     ++counts_.nonblocking_polls;
   }
   if (hooks_ != nullptr) hooks_->after_poll(timeout);
+  now_fresh_ = false;  // a new turn's time: read here, or by its first call_later
   if (timers_.size() != 0) {  // no clock read for a loop without timers
-    timers_.pop_due(to_ns(Clock::now()), due_);
+    timers_.pop_due(now_ns(), due_);
     for (auto& h : due_) ready_.push_local(std::move(h));
     due_.clear();
   }
@@ -265,7 +292,7 @@ int EventLoop::wait_timeout_ms() {
   if (!ready_.empty() || stopping_) return 0;
   const auto deadline = timers_.next_deadline();
   if (!deadline) return -1;
-  const std::int64_t left_ns = *deadline - to_ns(Clock::now());
+  const std::int64_t left_ns = *deadline - clock_ns();  // the clock now: the wait starts now
   if (left_ns <= 0) return 0;
   return static_cast<int>(std::min<std::int64_t>((left_ns + 999'999) / 1'000'000, INT_MAX));  // round up
 }

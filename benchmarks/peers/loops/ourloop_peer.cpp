@@ -294,6 +294,7 @@ int main(int argc, char** argv) {
       static std::string name;  // the report keeps a pointer to it
       name = std::string("ourloop") + (g_options.hand_in == HandIn::coordinator ? "-coord" : "") +
              (g_options.turn == handoff::evloop::TurnShape::drain ? "-drain" : "") +
+             (g_options.timer_clock == handoff::evloop::TimerClock::per_call ? "-callclock" : "") +
              (g_spin_backoff ? "-backoff" : "");
       p.loop = name.c_str();
     });

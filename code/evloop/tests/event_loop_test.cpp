@@ -94,6 +94,55 @@ TEST_CASE("event loop: timers run in deadline order, equal deadlines in scheduli
   CHECK(ran == std::vector<int>{0, 1, 2, 22, 3});
 }
 
+TEST_CASE("event loop: call_later measures from the loop's time, read once per turn, unless asked per call",
+          "[evloop][ch04]") {
+  Watchdog dog(10s, "loop time");
+  // In one callback: A 20 ms out, then 15 ms of work, then B 10 ms out. Measured from the
+  // turn's one clock read (per_turn), B is due 10 ms after the read and runs first; read
+  // per call, or after update_time(), B is due 25 ms after it and runs second.
+  const auto order = [](handoff::evloop::TimerClock clock, bool update) {
+    EventLoopOptions o;
+    o.timer_clock = clock;
+    EventLoop loop(o);
+    std::vector<char> ran;
+    bool same_time = false;
+    loop.call_soon([&] {
+      const auto t = loop.time();
+      loop.call_later(20ms, [&] { ran.push_back('A'); });
+      const auto until = std::chrono::steady_clock::now() + 15ms;
+      while (std::chrono::steady_clock::now() < until) {
+      }
+      same_time = loop.time() == t;
+      if (update) loop.update_time();
+      loop.call_later(10ms, [&] { ran.push_back('B'); });
+      loop.call_later(100ms, [&] { loop.stop(); });
+    });
+    loop.run_forever();
+    CHECK(same_time == (clock == handoff::evloop::TimerClock::per_turn));
+    return std::string(ran.begin(), ran.end());
+  };
+  CHECK(order(handoff::evloop::TimerClock::per_turn, false) == "BA");
+  CHECK(order(handoff::evloop::TimerClock::per_turn, true) == "AB");
+  CHECK(order(handoff::evloop::TimerClock::per_call, false) == "AB");
+
+  // Outside a run, and in the next turn, the loop's time is the clock's again.
+  EventLoop loop;
+  const auto before = EventLoop::Clock::now();
+  CHECK(loop.time() >= before);
+  EventLoop::Clock::time_point first{}, second{};
+  loop.call_soon([&] {
+    first = loop.time();
+    loop.call_later(5ms, [&] {
+      second = loop.time();
+      loop.stop();
+    });
+  });
+  loop.run_forever();
+  CHECK(second - first >= 5ms);
+  const auto after = EventLoop::Clock::now();
+  CHECK(loop.time() >= after);
+}
+
 TEST_CASE("event loop: a cancelled timer causes no wake-up", "[evloop][ch04]") {
   Watchdog dog(10s, "cancelled timer");
   EventLoop loop;
