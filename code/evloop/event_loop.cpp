@@ -41,7 +41,7 @@ struct EventLoop::FdWatch final : loop::IoHandler {
     if (writer && (events & (EPOLLOUT | EPOLLHUP | EPOLLERR)) != 0) ready.push_local(writer);
   }
   ReadyQueue& ready;
-  std::shared_ptr<HandleState> reader, writer;
+  HandlePtr reader, writer;
   bool registered = false;
 };
 
@@ -56,7 +56,7 @@ EventLoop::~EventLoop() = default;
 // ---------------------------------------------------------------- scheduling
 
 Handle EventLoop::call_soon(Callback cb) {
-  auto state = std::make_shared<HandleState>(std::move(cb));
+  auto state = HandlePtr::make(std::move(cb));
   ready_.push_local(state);
   return Handle(std::move(state));
 }
@@ -84,21 +84,22 @@ void EventLoop::update_time() noexcept {
 }
 
 Handle EventLoop::call_later(Clock::duration delay, Callback cb) {
-  auto state = std::make_shared<HandleState>(std::move(cb));
+  auto state = HandlePtr::make(std::move(cb));
   timers_.push(now_ns() + std::chrono::duration_cast<std::chrono::nanoseconds>(delay).count(), state);
   return Handle(std::move(state));
 }
 // [evloop.time]
 
 Handle EventLoop::call_at(Clock::time_point when, Callback cb) {
-  auto state = std::make_shared<HandleState>(std::move(cb));
+  auto state = HandlePtr::make(std::move(cb));
   timers_.push(to_ns(when), state);
   return Handle(std::move(state));
 }
 
 // [evloop.threadsafe]
 Handle EventLoop::call_soon_threadsafe(Callback cb) {
-  auto state = std::make_shared<HandleState>(std::move(cb));
+  // Its caller's Handle is dropped on the caller's thread: counted atomically.
+  auto state = HandlePtr::make(std::move(cb), HandleState::Holders::any_thread);
   if (coordinator_) {
     coordinator_->submit(state, ready_);  // marked now; the coordinator thread hands it in
     return Handle(std::move(state));
@@ -118,17 +119,17 @@ bool EventLoop::remove_reader(int fd) { return unwatch(fd, &FdWatch::reader); }
 void EventLoop::add_writer(int fd, Callback cb) { watch(fd, &FdWatch::writer, std::move(cb)); }
 bool EventLoop::remove_writer(int fd) { return unwatch(fd, &FdWatch::writer); }
 
-void EventLoop::watch(int fd, std::shared_ptr<HandleState> FdWatch::*slot, Callback cb) {
+void EventLoop::watch(int fd, HandlePtr FdWatch::*slot, Callback cb) {
   auto& w = watches_[fd];
   if (!w) w = std::make_unique<FdWatch>(ready_);
   auto& handle = (*w).*slot;
   if (handle) Handle(handle).cancel();  // replaced: a readiness already queued will not run
-  handle = std::make_shared<HandleState>(std::move(cb));
+  handle = HandlePtr::make(std::move(cb));
   handle->repeating = true;
   update_fd(fd);
 }
 
-bool EventLoop::unwatch(int fd, std::shared_ptr<HandleState> FdWatch::*slot) {
+bool EventLoop::unwatch(int fd, HandlePtr FdWatch::*slot) {
   auto it = watches_.find(fd);
   if (it == watches_.end() || !((*it->second).*slot)) return false;
   Handle(std::move((*it->second).*slot)).cancel();  // leaves the slot empty; a readiness already queued will not run
@@ -233,7 +234,7 @@ void EventLoop::turn_drain() {
 void EventLoop::run_budget() {
   while (todo_ > 0) {
     --todo_;
-    std::shared_ptr<HandleState> h = ready_.pop_front();
+    HandlePtr h = ready_.pop_front();
     if (h->cancelled) continue;
     ++counts_.callbacks_run;
     if (h->repeating) {

@@ -194,8 +194,8 @@ class EventLoop {
   bool park_allowed();
   void take_posts();
   void run_budget();
-  void watch(int fd, std::shared_ptr<HandleState> FdWatch::*slot, Callback cb);
-  bool unwatch(int fd, std::shared_ptr<HandleState> FdWatch::*slot);
+  void watch(int fd, HandlePtr FdWatch::*slot, Callback cb);
+  bool unwatch(int fd, HandlePtr FdWatch::*slot);
   void update_fd(int fd);
   std::int64_t now_ns();
 
@@ -208,7 +208,7 @@ class EventLoop {
   PostQueue posts_;
   TimerHeap timers_;
   std::vector<Post> taken_;                        // reused: posts taken per turn
-  std::vector<std::shared_ptr<HandleState>> due_;  // reused: timers due per turn
+  std::vector<HandlePtr> due_;  // reused: timers due per turn
   std::unordered_map<int, std::unique_ptr<FdWatch>> watches_;
   std::unique_ptr<WakeReader> wake_handler_;
   EventLoopCounts counts_;

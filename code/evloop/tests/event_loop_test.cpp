@@ -22,6 +22,7 @@ using namespace std::chrono_literals;
 using handoff::evloop::EventLoop;
 using handoff::evloop::EventLoopOptions;
 using handoff::evloop::Handle;
+using handoff::evloop::HandlePtr;
 using handoff::evloop::HandleState;
 using handoff::evloop::TimerHeap;
 using handoff::evloop::TurnShape;
@@ -193,13 +194,13 @@ TEST_CASE("timer heap: a cancel whose released captures cancel another timer kee
   // below cancels b, whose note then finds a already counted. Released first, a would be
   // dropped off the end by b's note before its own was counted, and the count would wrap.
   TimerHeap heap;
-  auto b = std::make_shared<HandleState>([] {});
+  auto b = HandlePtr::make([] {});
   struct CancelOnDestroy {
     explicit CancelOnDestroy(Handle handle) : h(std::move(handle)) {}
     ~CancelOnDestroy() { h.cancel(); }
     Handle h;
   };
-  auto a = std::make_shared<HandleState>([c = std::make_shared<CancelOnDestroy>(Handle(b))] {});
+  auto a = HandlePtr::make([c = std::make_shared<CancelOnDestroy>(Handle(b))] {});
   heap.push(10, b);
   heap.push(20, a);  // the end
   Handle(a).cancel();
