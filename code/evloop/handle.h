@@ -34,9 +34,16 @@ struct HandleState {
     any_thread,
   };
 
-  explicit HandleState(Callback c, Holders h = Holders::loop_thread) : callback(std::move(c)), holders_(h) {}
+  explicit HandleState(Callback&& c, Holders h = Holders::loop_thread) : callback(std::move(c)), holders_(h) {}
   HandleState(const HandleState&) = delete;
   HandleState& operator=(const HandleState&) = delete;
+
+  /// From the calling thread's cache of freed states (a free list of at most
+  /// kCachedPerThread), else from the heap; a state freed on a thread goes back to that
+  /// thread's cache. The loop thread makes and frees one per callback and timer.
+  static void* operator new(std::size_t size);
+  static void operator delete(void* p, std::size_t size) noexcept;
+  static constexpr std::size_t kCachedPerThread = 256;
 
   Callback callback;
   bool cancelled = false;
@@ -57,7 +64,7 @@ class HandlePtr {
   HandlePtr() noexcept = default;
   HandlePtr(std::nullptr_t) noexcept {}  // NOLINT(google-explicit-constructor): as shared_ptr's
   /// A new state holding `cb`, with this reference its only holder.
-  static HandlePtr make(Callback cb, HandleState::Holders h = HandleState::Holders::loop_thread) {
+  static HandlePtr make(Callback&& cb, HandleState::Holders h = HandleState::Holders::loop_thread) {
     return HandlePtr(new HandleState(std::move(cb), h));
   }
   HandlePtr(const HandlePtr& o) noexcept : p_(o.p_) { retain(); }
