@@ -43,7 +43,11 @@ struct HandleState {
   /// thread's cache. The loop thread makes and frees one per callback and timer.
   static void* operator new(std::size_t size);
   static void operator delete(void* p, std::size_t size) noexcept;
+#if defined(__SANITIZE_ADDRESS__)
+  static constexpr std::size_t kCachedPerThread = 0;  // AddressSanitizer sees every use after free
+#else
   static constexpr std::size_t kCachedPerThread = 256;
+#endif
 
   Callback callback;
   bool cancelled = false;

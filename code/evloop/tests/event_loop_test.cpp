@@ -221,6 +221,7 @@ TEST_CASE("handle state: counted without a control block, freed into its thread'
     CHECK(c.get() == first);
   }
   a.reset();
+  if (HandleState::kCachedPerThread == 0) return;  // an AddressSanitizer build frees to the heap
   HandlePtr d = HandlePtr::make(nullptr);
   CHECK(d.get() == first);
 
