@@ -24,6 +24,8 @@
 #include <string>
 #include <thread>
 #include <vector>
+#include <nlohmann/json.hpp>
+
 #include "config/command_line.h"
 
 #include "evloop/event_loop.h"
@@ -148,13 +150,33 @@ struct Executing {
                     });
   }
 };
+// With HANDOFF_PEER_COUNTS set, each executor span also prints, on stderr, its threads'
+// counts per round trip (the pool's spin catches, parks and syscalls, the loop's wakes
+// sent): the accounting behind the row's CPU, outside the report.
+void print_counts(const stats::Registry& registry, int ops) {
+  const nlohmann::json j = registry.to_json();
+  std::fprintf(stderr, "%s: executor counts per round trip (%d):", kTool, ops);
+  for (const auto& t : j["threads"]) {
+    std::fprintf(stderr, " %s[", t.value("name", "?").c_str());
+    if (t.contains("cpu_us")) std::fprintf(stderr, " cpu_us=%.3g", t["cpu_us"].get<double>() / ops);  // its life's
+    for (const auto& [key, v] : t["counters"].items()) {
+      const double per = v.get<double>() / ops;
+      if (per != 0) std::fprintf(stderr, " %s=%.3g", key.c_str(), per);
+    }
+    std::fprintf(stderr, " ]");
+  }
+  std::fprintf(stderr, "\n");
+}
+
 Span executor_round_trips(int ops) {
   Executing e;
   e.left = ops;
   const Stopwatch watch;
   loop().call_soon([&e] { e.submit_next(); });
   loop().run_forever();
-  return watch.stop();
+  const Span span = watch.stop();
+  if (std::getenv("HANDOFF_PEER_COUNTS") != nullptr) print_counts(e.registry, ops);
+  return span;
 }
 
 long wake_check() {
