@@ -4,7 +4,8 @@
 // call_soon is EventLoop::call_soon; call_soon_threadsafe is EventLoop::call_soon_threadsafe
 // on the arm --hand-in picks (direct: the loop's queue and one poke; coordinator: seed 003's
 // hop through a coordinator thread) and turn shape --turn picks, which also name the loop in
-// the report ("ourloop", "ourloop-coord", "ourloop-drain"); a timer is call_later(1 s) then
+// the report ("ourloop", "ourloop-coord", "ourloop-drain"; --timer-clock call adds
+// "-callclock"); a timer is call_later(1 s) then
 // Handle::cancel; the echo is two non-blocking sockets on add_reader, writing at once and
 // waiting for add_writer only for what the kernel did not take; the executor is
 // evloop::Executor on chapter 03's ElasticPool. One loop serves every workload in turn; a run ends with stop(),
