@@ -12,6 +12,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <new>
 #include <utility>
 
 namespace handoff::evloop {
@@ -59,6 +60,60 @@ struct HandleState {
   std::atomic<std::uint32_t> refs_{1};  // holders; see HandlePtr for the orders
   const Holders holders_;
 };
+
+// [handle.cache]
+namespace detail {
+
+/// A thread's freed handle states, linked through their first bytes. Its destructor frees
+/// them at the thread's exit and marks the cache gone: a state freed after that (a static
+/// loop's, at the program's exit) goes straight back to the heap. Inline, so that the
+/// models, which link no library, use the same states.
+struct FreedStates {
+  struct Node {
+    Node* next;
+  };
+  Node* head = nullptr;
+  std::size_t count = 0;
+  ~FreedStates();
+};
+inline thread_local FreedStates t_freed;
+inline thread_local bool t_freed_gone = false;  // trivially destructible: readable after t_freed's end
+
+inline FreedStates::~FreedStates() {
+  t_freed_gone = true;
+  while (head != nullptr) {
+    Node* n = head;
+    head = n->next;
+    ::operator delete(n);
+  }
+  count = 0;
+}
+
+}  // namespace detail
+
+inline void* HandleState::operator new(std::size_t size) {
+  static_assert(sizeof(HandleState) >= sizeof(detail::FreedStates::Node));
+  detail::FreedStates& freed = detail::t_freed;
+  if (size == sizeof(HandleState) && freed.head != nullptr && !detail::t_freed_gone) {
+    detail::FreedStates::Node* n = freed.head;
+    freed.head = n->next;
+    --freed.count;
+    return n;
+  }
+  return ::operator new(size);
+}
+
+inline void HandleState::operator delete(void* p, std::size_t size) noexcept {
+  if (p == nullptr) return;
+  if (size == sizeof(HandleState) && !detail::t_freed_gone && detail::t_freed.count < kCachedPerThread) {
+    detail::FreedStates& freed = detail::t_freed;
+    freed.head = ::new (p) detail::FreedStates::Node{freed.head};
+    ++freed.count;
+    return;
+  }
+  ::operator delete(p);
+}
+// [handle.cache]
 
 /// A counted reference to a HandleState (what std::shared_ptr<HandleState> was, without
 /// its control block's atomic counts for the loop thread's own handles). Copy and drop it
