@@ -44,8 +44,10 @@ struct HandleState {
   /// thread's cache. The loop thread makes and frees one per callback and timer.
   static void* operator new(std::size_t size);
   static void operator delete(void* p, std::size_t size) noexcept;
-#if defined(__SANITIZE_ADDRESS__)
-  static constexpr std::size_t kCachedPerThread = 0;  // AddressSanitizer sees every use after free
+#if defined(__SANITIZE_ADDRESS__) || defined(RL_RELACY_HPP)
+  // None under AddressSanitizer, which then sees every use after free, nor in a Relacy model
+  // (code/models), whose allocator frees each run's memory itself.
+  static constexpr std::size_t kCachedPerThread = 0;
 #else
   static constexpr std::size_t kCachedPerThread = 256;
 #endif
@@ -93,8 +95,8 @@ inline FreedStates::~FreedStates() {
 
 inline void* HandleState::operator new(std::size_t size) {
   static_assert(sizeof(HandleState) >= sizeof(detail::FreedStates::Node));
-  detail::FreedStates& freed = detail::t_freed;
-  if (size == sizeof(HandleState) && freed.head != nullptr && !detail::t_freed_gone) {
+  if (size == sizeof(HandleState) && !detail::t_freed_gone && detail::t_freed.head != nullptr) {
+    detail::FreedStates& freed = detail::t_freed;
     detail::FreedStates::Node* n = freed.head;
     freed.head = n->next;
     --freed.count;
