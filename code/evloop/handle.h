@@ -66,37 +66,44 @@ struct HandleState {
 // [handle.cache]
 namespace detail {
 
-/// A thread's freed handle states, linked through their first bytes. Its destructor frees
-/// them at the thread's exit and marks the cache gone: a state freed after that (a static
-/// loop's, at the program's exit) goes straight back to the heap. Inline, so that the
-/// models, which link no library, use the same states.
+/// A thread's freed handle states, linked through their first bytes. Trivially destructible
+/// and constant-initialized, so that reaching it costs no thread-local init check; the
+/// thread's FreedStatesReaper, armed at the first state cached, frees them at the thread's
+/// exit and marks the cache gone: a state freed after that (a static loop's, at the
+/// program's exit) goes straight back to the heap. Inline, so that the models, which link
+/// no library, build against the same header.
 struct FreedStates {
   struct Node {
     Node* next;
   };
   Node* head = nullptr;
   std::size_t count = 0;
-  ~FreedStates();
+  bool armed = false;  // this thread's reaper is registered
+  bool gone = false;   // the reaper ran: cache nothing more
 };
-inline thread_local FreedStates t_freed;
-inline thread_local bool t_freed_gone = false;  // trivially destructible: readable after t_freed's end
+inline thread_local constinit FreedStates t_freed{};
 
-inline FreedStates::~FreedStates() {
-  t_freed_gone = true;
-  while (head != nullptr) {
-    Node* n = head;
-    head = n->next;
-    ::operator delete(n);
+struct FreedStatesReaper {
+  void arm() noexcept { t_freed.armed = true; }
+  ~FreedStatesReaper() {
+    FreedStates& freed = t_freed;
+    freed.gone = true;
+    while (freed.head != nullptr) {
+      FreedStates::Node* n = freed.head;
+      freed.head = n->next;
+      ::operator delete(n);
+    }
+    freed.count = 0;
   }
-  count = 0;
-}
+};
+inline thread_local FreedStatesReaper t_freed_reaper;  // its first use registers its destructor
 
 }  // namespace detail
 
 inline void* HandleState::operator new(std::size_t size) {
   static_assert(sizeof(HandleState) >= sizeof(detail::FreedStates::Node));
-  if (size == sizeof(HandleState) && !detail::t_freed_gone && detail::t_freed.head != nullptr) {
-    detail::FreedStates& freed = detail::t_freed;
+  detail::FreedStates& freed = detail::t_freed;
+  if (size == sizeof(HandleState) && freed.head != nullptr) {  // none once gone: the reaper emptied it
     detail::FreedStates::Node* n = freed.head;
     freed.head = n->next;
     --freed.count;
@@ -107,8 +114,9 @@ inline void* HandleState::operator new(std::size_t size) {
 
 inline void HandleState::operator delete(void* p, std::size_t size) noexcept {
   if (p == nullptr) return;
-  if (size == sizeof(HandleState) && !detail::t_freed_gone && detail::t_freed.count < kCachedPerThread) {
-    detail::FreedStates& freed = detail::t_freed;
+  detail::FreedStates& freed = detail::t_freed;
+  if (size == sizeof(HandleState) && freed.count < kCachedPerThread && !freed.gone) {
+    if (!freed.armed) detail::t_freed_reaper.arm();  // once per thread
     freed.head = ::new (p) detail::FreedStates::Node{freed.head};
     ++freed.count;
     return;
