@@ -26,7 +26,7 @@ Coordinator::~Coordinator() {
   thread_.join();
 }
 
-void Coordinator::submit(std::shared_ptr<HandleState> handle, const ReadyQueue& ready) {
+void Coordinator::submit(HandlePtr handle, const ReadyQueue& ready) {
   inbox_.push(std::move(handle), ready);  // the mark is read here, by the producer
   // The push, then the fence and the coordinator's flag (reactor/wake_flag.cpp): the first
   // wake-up, only for a coordinator that announced its wait.

@@ -49,7 +49,7 @@ class Coordinator {
 
   /// Any thread: queue `handle`, marked with `ready.local_count()` now, and wake the
   /// coordinator if it said it waits.
-  void submit(std::shared_ptr<HandleState> handle, const ReadyQueue& ready);
+  void submit(HandlePtr handle, const ReadyQueue& ready);
 
   /// Posts forwarded into the loop's queue so far (any thread; acquire: the posts counted
   /// are in the loop's queue).

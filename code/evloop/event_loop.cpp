@@ -43,7 +43,7 @@ struct EventLoop::FdWatch final : reactor::IoHandler {
     if (writer && (events & (EPOLLOUT | EPOLLHUP | EPOLLERR)) != 0) ready.push_local(writer);
   }
   ReadyQueue& ready;
-  std::shared_ptr<HandleState> reader, writer;
+  HandlePtr reader, writer;
   bool registered = false;
 };
 
@@ -58,24 +58,50 @@ EventLoop::~EventLoop() = default;
 // ---------------------------------------------------------------- scheduling
 
 Handle EventLoop::call_soon(Callback cb) {
-  auto state = std::make_shared<HandleState>(std::move(cb));
+  auto state = HandlePtr::make(std::move(cb));
   ready_.push_local(state);
   return Handle(std::move(state));
 }
 
-Handle EventLoop::call_later(Clock::duration delay, Callback cb) {
-  return call_at(Clock::now() + delay, std::move(cb));
+// [evloop.time]
+std::int64_t EventLoop::clock_ns() noexcept { return to_ns(Clock::now()); }
+
+std::int64_t EventLoop::now_ns() {
+  // One clock read per turn at most: the poll's, else the first caller's. Outside a run
+  // nothing would clear it, so every call reads.
+  if (!now_fresh_ || options_.timer_clock == TimerClock::per_call) {
+    now_ns_ = clock_ns();
+    now_fresh_ = running_;
+  }
+  return now_ns_;
 }
 
+EventLoop::Clock::time_point EventLoop::time() {
+  return Clock::time_point(std::chrono::duration_cast<Clock::duration>(std::chrono::nanoseconds(now_ns())));
+}
+
+void EventLoop::update_time() noexcept {
+  now_ns_ = clock_ns();
+  now_fresh_ = running_;
+}
+
+Handle EventLoop::call_later(Clock::duration delay, Callback cb) {
+  auto state = HandlePtr::make(std::move(cb));
+  timers_.push(now_ns() + std::chrono::duration_cast<std::chrono::nanoseconds>(delay).count(), state);
+  return Handle(std::move(state));
+}
+// [evloop.time]
+
 Handle EventLoop::call_at(Clock::time_point when, Callback cb) {
-  auto state = std::make_shared<HandleState>(std::move(cb));
+  auto state = HandlePtr::make(std::move(cb));
   timers_.push(to_ns(when), state);
   return Handle(std::move(state));
 }
 
 // [evloop.threadsafe]
 Handle EventLoop::call_soon_threadsafe(Callback cb) {
-  auto state = std::make_shared<HandleState>(std::move(cb));
+  // Its caller's Handle is dropped on the caller's thread: counted atomically.
+  auto state = HandlePtr::make(std::move(cb), HandleState::Holders::any_thread);
   if (coordinator_) {
     coordinator_->submit(state, ready_);  // marked now; the coordinator thread hands it in
     return Handle(std::move(state));
@@ -95,17 +121,17 @@ bool EventLoop::remove_reader(int fd) { return unwatch(fd, &FdWatch::reader); }
 void EventLoop::add_writer(int fd, Callback cb) { watch(fd, &FdWatch::writer, std::move(cb)); }
 bool EventLoop::remove_writer(int fd) { return unwatch(fd, &FdWatch::writer); }
 
-void EventLoop::watch(int fd, std::shared_ptr<HandleState> FdWatch::*slot, Callback cb) {
+void EventLoop::watch(int fd, HandlePtr FdWatch::*slot, Callback cb) {
   auto& w = watches_[fd];
   if (!w) w = std::make_unique<FdWatch>(ready_);
   auto& handle = (*w).*slot;
   if (handle) Handle(handle).cancel();  // replaced: a readiness already queued will not run
-  handle = std::make_shared<HandleState>(std::move(cb));
+  handle = HandlePtr::make(std::move(cb));
   handle->repeating = true;
   update_fd(fd);
 }
 
-bool EventLoop::unwatch(int fd, std::shared_ptr<HandleState> FdWatch::*slot) {
+bool EventLoop::unwatch(int fd, HandlePtr FdWatch::*slot) {
   auto it = watches_.find(fd);
   if (it == watches_.end() || !((*it->second).*slot)) return false;
   Handle(std::move((*it->second).*slot)).cancel();  // leaves the slot empty; a readiness already queued will not run
@@ -143,6 +169,7 @@ void EventLoop::run_guarded(Body body) {
       loop.stopping_ = false;  // asyncio's run_forever: finally: self._stopping = False
       loop.todo_ = 0;
       loop.max_wait_ms_ = -1;
+      loop.now_fresh_ = false;  // outside a run, the loop's time is the clock's
     }
   } reset{*this};
   body();
@@ -208,7 +235,7 @@ void EventLoop::turn_drain() {
 void EventLoop::run_budget() {
   while (todo_ > 0) {
     --todo_;
-    std::shared_ptr<HandleState> h = ready_.pop_front();
+    HandlePtr h = ready_.pop_front();
     if (h->cancelled) continue;
     ++counts_.callbacks_run;
     if (h->repeating) {
@@ -253,8 +280,9 @@ void EventLoop::poll_and_collect() {
     ++counts_.nonblocking_polls;
   }
   if (hooks_ != nullptr) hooks_->after_poll(timeout);
+  now_fresh_ = false;  // a new turn's time: read here, or by its first call_later
   if (timers_.size() != 0) {  // no clock read for a loop without timers
-    timers_.pop_due(to_ns(Clock::now()), due_);
+    timers_.pop_due(now_ns(), due_);
     for (auto& h : due_) ready_.push_local(std::move(h));
     due_.clear();
   }
@@ -268,7 +296,7 @@ int EventLoop::wait_timeout_ms() {
   if (!ready_.empty() || stopping_) return 0;
   const auto deadline = timers_.next_deadline();
   if (!deadline) return -1;
-  const std::int64_t left_ns = *deadline - to_ns(Clock::now());
+  const std::int64_t left_ns = *deadline - clock_ns();  // the clock now: the wait starts now
   if (left_ns <= 0) return 0;
   return static_cast<int>(std::min<std::int64_t>((left_ns + 999'999) / 1'000'000, INT_MAX));  // round up
 }

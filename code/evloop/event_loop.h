@@ -47,9 +47,22 @@ enum class HandIn {
   coordinator,
 };
 
-/// A loop's turn shape, hand-in, wake spin and wait order, set when it is made.
+/// What call_later measures its delay from.
+enum class TimerClock {
+  /// The loop's time (libuv's uv_now): the clock read once per turn, after the poll when
+  /// timers are held, else at the turn's first call_later. A timer set late in a long turn
+  /// is due `delay` after that read, so up to the turn's run time early against the call;
+  /// EventLoop::update_time() reads the clock again.
+  per_turn,
+  /// asyncio's loop.time() + delay: the clock read at every call_later (the chapter's
+  /// first version; one clock read per timer).
+  per_call,
+};
+
+/// A loop's turn shape, timer clock, hand-in, wake spin and wait order, set when it is made.
 struct EventLoopOptions {
   TurnShape turn = TurnShape::generation;
+  TimerClock timer_clock = TimerClock::per_turn;
   HandIn hand_in = HandIn::direct;
   /// Before a wait that could block, poll the post queue this long for a thread-safe post
   /// (seed 003's wake spin, opt-in there after it cost more than it saved; chapter 04 part 2
@@ -110,8 +123,9 @@ struct EventLoopCounts {
 /// runs, and a cancelled timer never causes a wake-up. stop() ends the run at the end of the
 /// turn that called it: what that turn was going to run still runs, and what it scheduled
 /// waits for the next run (asyncio's loop.stop()). A callback that throws ends the run: the
-/// exception leaves run_*, and what is still queued runs in the next run. Cost: one heap
-/// allocation per callback, and a lock per call_soon_threadsafe.
+/// exception leaves run_*, and what is still queued runs in the next run. Cost: one handle
+/// state per callback (from the thread's cache of freed ones, HandleState::operator new), a
+/// clock read per turn that sets a timer, and a lock per call_soon_threadsafe.
 class EventLoop {
  public:
   static constexpr std::size_t kDrainBatch = 64;
@@ -125,6 +139,7 @@ class EventLoop {
   EventLoop& operator=(const EventLoop&) = delete;
 
   Handle call_soon(Callback cb);
+  /// Due `delay` after the loop's time (TimerClock says which read that is).
   Handle call_later(Clock::duration delay, Callback cb);
   Handle call_at(Clock::time_point when, Callback cb);
   /// Any thread: queue `cb` into the loop and wake it if, and only if, it said it waits.
@@ -137,6 +152,14 @@ class EventLoop {
   bool remove_reader(int fd);
   void add_writer(int fd, Callback cb);
   bool remove_writer(int fd);
+
+  /// The loop's time: during a run, the clock as the turn last read it (TimerClock::per_turn:
+  /// after the poll, or at the turn's first call for it); outside a run, or with
+  /// TimerClock::per_call, the clock now.
+  Clock::time_point time();
+  /// Read the clock into the loop's time now (libuv's uv_update_time), for a callback that
+  /// ran long and sets a timer after.
+  void update_time() noexcept;
 
   /// Run turns until stop().
   void run_forever();
@@ -175,9 +198,12 @@ class EventLoop {
   bool park_allowed();
   void take_posts();
   void run_budget();
-  void watch(int fd, std::shared_ptr<HandleState> FdWatch::*slot, Callback cb);
-  bool unwatch(int fd, std::shared_ptr<HandleState> FdWatch::*slot);
+  void watch(int fd, HandlePtr FdWatch::*slot, Callback cb);
+  bool unwatch(int fd, HandlePtr FdWatch::*slot);
   void update_fd(int fd);
+  std::int64_t now_ns();
+
+  static std::int64_t clock_ns() noexcept;
 
   EventLoopOptions options_;
   reactor::Reactor reactor_;
@@ -186,13 +212,15 @@ class EventLoop {
   PostQueue posts_;
   TimerHeap timers_;
   std::vector<Post> taken_;                        // reused: posts taken per turn
-  std::vector<std::shared_ptr<HandleState>> due_;  // reused: timers due per turn
+  std::vector<HandlePtr> due_;  // reused: timers due per turn
   std::unordered_map<int, std::unique_ptr<FdWatch>> watches_;
   std::unique_ptr<WakeReader> wake_handler_;
   EventLoopCounts counts_;
   PollHooks* hooks_ = nullptr;
   int max_wait_ms_ = -1;  // run_once's cap on the poll's wait
   std::size_t todo_ = 0;  // callbacks left to run in the current batch
+  std::int64_t now_ns_ = 0;  // the loop's time, while now_fresh_
+  bool now_fresh_ = false;   // now_ns_ was read in this turn (cleared at each poll and run's end)
   bool running_ = false;
   bool stopping_ = false;
   std::unique_ptr<Coordinator> coordinator_;  // last: stopped first, while posts_ and wake_ live

@@ -14,6 +14,7 @@ namespace handoff::evloop {
 namespace {
 const std::map<std::string, TurnShape> kTurns{{"generation", TurnShape::generation}, {"drain", TurnShape::drain}};
 const std::map<std::string, HandIn> kHandIns{{"direct", HandIn::direct}, {"coordinator", HandIn::coordinator}};
+const std::map<std::string, TimerClock> kTimerClocks{{"turn", TimerClock::per_turn}, {"call", TimerClock::per_call}};
 }  // namespace
 
 void add_loop_flags(CLI::App& app, EventLoopOptions& o) {
@@ -24,6 +25,9 @@ void add_loop_flags(CLI::App& app, EventLoopOptions& o) {
   config::add_choice(app, "--hand-in", o.hand_in, kHandIns,
                  "how call_soon_threadsafe reaches the loop: direct (into its queue, one wake) or coordinator "
                  "(through a coordinator thread, two wakes: seed 003's before)");
+  config::add_choice(app, "--timer-clock", o.timer_clock, kTimerClocks,
+                     "what call_later measures from: turn (the loop's time, one clock read per turn, as libuv's "
+                     "uv_now) or call (a clock read per call_later, as asyncio's loop.time())");
   app.add_option_function<double>(
          "--loop-wake-spin-us",
          [&o](double us) {

@@ -14,7 +14,8 @@ class App;  // CLI11's parser; the flags' .cpp includes CLI11 itself
 namespace handoff::evloop {
 
 /// Add --turn generation|drain (default generation), --hand-in direct|coordinator
-/// (default direct) and --loop-wake-spin-us (default 0), writing into `options`.
+/// (default direct), --timer-clock turn|call (default turn) and --loop-wake-spin-us
+/// (default 0), writing into `options`.
 void add_loop_flags(CLI::App& app, EventLoopOptions& options);
 
 /// Apply the environment override HANDOFF_TURN (a --turn value) to `options`.

@@ -27,7 +27,7 @@ class BasicPostQueue {
   /// Any thread: queue `handle`, marked with `ready.local_count()` read under the lock.
   /// (`Ready` is a ReadyQueue; a template parameter so that a model can stand in a count.)
   template <class Ready>
-  void push(std::shared_ptr<HandleState> handle, const Ready& ready) {
+  void push(HandlePtr handle, const Ready& ready) {
     std::lock_guard lock(mu_);
     // Read under the lock: marks never decrease in the queue's order (ReadyQueue's rule).
     posts_.push_back(Post{ready.local_count(), std::move(handle)});

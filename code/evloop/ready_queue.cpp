@@ -15,7 +15,7 @@ std::uint64_t ReadyQueue::local_count() const noexcept {
 }
 
 // [ready.merge]
-void ReadyQueue::push_local(std::shared_ptr<HandleState> handle) {
+void ReadyQueue::push_local(HandlePtr handle) {
   // relaxed (both): the loop thread is the only writer; see local_count() for the readers.
   const std::uint64_t n = local_count_.load(std::memory_order_relaxed);
   local_count_.store(n + 1, std::memory_order_relaxed);
@@ -37,8 +37,8 @@ void ReadyQueue::merge(std::vector<Post>& posts) {
 }
 // [ready.merge]
 
-std::shared_ptr<HandleState> ReadyQueue::pop_front() {
-  std::shared_ptr<HandleState> h = std::move(entries_.front().handle);
+HandlePtr ReadyQueue::pop_front() {
+  HandlePtr h = std::move(entries_.front().handle);
   entries_.pop_front();
   return h;
 }

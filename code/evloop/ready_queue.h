@@ -20,7 +20,7 @@ namespace handoff::evloop {
 /// was queued.
 struct Post {
   std::uint64_t mark;
-  std::shared_ptr<HandleState> handle;
+  HandlePtr handle;
 };
 
 /// The ready queue. The ordering rule, precisely:
@@ -42,11 +42,11 @@ struct Post {
 class ReadyQueue {
  public:
   /// Append a callback from the loop thread.
-  void push_local(std::shared_ptr<HandleState> handle);
+  void push_local(HandlePtr handle);
   /// Merge posts (in post-queue order) by their marks.
   void merge(std::vector<Post>& posts);
   /// Take the front callback (the queue must not be empty).
-  std::shared_ptr<HandleState> pop_front();
+  HandlePtr pop_front();
 
   bool empty() const noexcept { return entries_.empty(); }
   std::size_t size() const noexcept { return entries_.size(); }
@@ -57,7 +57,7 @@ class ReadyQueue {
   /// One ready callback and its key (its place in the merged order).
   struct Entry {
     std::uint64_t key;
-    std::shared_ptr<HandleState> handle;
+    HandlePtr handle;
   };
   std::deque<Entry> entries_;
   // Written by the loop thread only (a single writer: load then store), read by posting

@@ -15,7 +15,7 @@ bool TimerHeap::later(const Entry& a, const Entry& b) noexcept {
   return a.when_ns != b.when_ns ? a.when_ns > b.when_ns : a.arrival > b.arrival;
 }
 
-void TimerHeap::push(std::int64_t when_ns, std::shared_ptr<HandleState> handle) {
+void TimerHeap::push(std::int64_t when_ns, HandlePtr handle) {
   handle->heap = this;
   entries_.push_back(Entry{when_ns, arrivals_++, std::move(handle)});
   std::push_heap(entries_.begin(), entries_.end(), later);
@@ -73,7 +73,7 @@ std::optional<std::int64_t> TimerHeap::next_deadline() const {
   return entries_.front().when_ns;
 }
 
-std::size_t TimerHeap::pop_due(std::int64_t now_ns, std::vector<std::shared_ptr<HandleState>>& due) {
+std::size_t TimerHeap::pop_due(std::int64_t now_ns, std::vector<HandlePtr>& due) {
   std::size_t moved = 0;
   while (!entries_.empty() && entries_.front().when_ns <= now_ns) {
     Entry e = pop_top();

@@ -38,7 +38,7 @@ class TimerHeap {
   TimerHeap(const TimerHeap&) = delete;
   TimerHeap& operator=(const TimerHeap&) = delete;
 
-  void push(std::int64_t when_ns, std::shared_ptr<HandleState> handle);
+  void push(std::int64_t when_ns, HandlePtr handle);
   /// A handle in this heap was cancelled (Handle::cancel calls it): count it, drop the dead
   /// at the vector's end, and compact if the dead still outnumber the live. Releases the
   /// heap's references to dead handles (the cancelled one stays alive in its Handle).
@@ -51,7 +51,7 @@ class TimerHeap {
   std::optional<std::int64_t> next_deadline() const;
   /// Append every live handle due at `now_ns` (deadline <= now) to `due`, in deadline order.
   /// Returns how many it appended.
-  std::size_t pop_due(std::int64_t now_ns, std::vector<std::shared_ptr<HandleState>>& due);
+  std::size_t pop_due(std::int64_t now_ns, std::vector<HandlePtr>& due);
 
   std::size_t size() const noexcept { return entries_.size(); }  ///< live and dead
   std::size_t cancelled() const noexcept { return cancelled_; }  ///< dead, still held
@@ -61,7 +61,7 @@ class TimerHeap {
   struct Entry {
     std::int64_t when_ns;
     std::uint64_t arrival;
-    std::shared_ptr<HandleState> handle;
+    HandlePtr handle;
   };
   static bool later(const Entry& a, const Entry& b) noexcept;  // the heap's order: a after b
   Entry pop_top();

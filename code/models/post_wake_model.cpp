@@ -21,6 +21,7 @@
 
 namespace {
 
+using handoff::evloop::HandlePtr;
 using handoff::evloop::HandleState;
 using handoff::evloop::WaitOrder;
 using handoff::models::Check;
@@ -65,7 +66,7 @@ struct PostWake : rl::test_suite<PostWake<Order, Fences>, 2> {
       const auto no_hook = [] {};
       blocks = handoff::evloop::may_block(Order, wake, posts, no_hook, announcements);
     } else {  // a producer thread
-      posts.push(std::make_shared<HandleState>(nullptr), NoLocals{});
+      posts.push(HandlePtr::make(nullptr, HandleState::Holders::any_thread), NoLocals{});
       wake.poke_if_waiting();
     }
   }

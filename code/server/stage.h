@@ -42,7 +42,7 @@ class Stage {
   /// with the chained wake that closes that hole). Needs ring_handoff(), whose pools it
   /// chooses between; without it a stage keeps `shared`.
   void wake_policy();
-  /// Chapter 04: each worker's loop is a callback event loop (--turn, --hand-in,
+  /// Chapter 04: each worker's loop is a callback event loop (--turn, --hand-in, --timer-clock,
   /// --loop-wake-spin-us; env HANDOFF_TURN), with the coroutine demo routes /async/work and
   /// /async/sleep on it.
   void event_loop();

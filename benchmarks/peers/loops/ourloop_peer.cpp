@@ -4,7 +4,8 @@
 // call_soon is EventLoop::call_soon; call_soon_threadsafe is EventLoop::call_soon_threadsafe
 // on the arm --hand-in picks (direct: the loop's queue and one poke; coordinator: seed 003's
 // hop through a coordinator thread) and turn shape --turn picks, which also name the loop in
-// the report ("ourloop", "ourloop-coord", "ourloop-drain"); a timer is call_later(1 s) then
+// the report ("ourloop", "ourloop-coord", "ourloop-drain"; --timer-clock call adds
+// "-callclock"); a timer is call_later(1 s) then
 // Handle::cancel; the echo is two non-blocking sockets on add_reader, writing at once and
 // waiting for add_writer only for what the kernel did not take; the executor is
 // evloop::Executor on chapter 03's ElasticPool. One loop serves every workload in turn; a run ends with stop(),
@@ -24,6 +25,8 @@
 #include <string>
 #include <thread>
 #include <vector>
+#include <nlohmann/json.hpp>
+
 #include "config/command_line.h"
 
 #include "evloop/event_loop.h"
@@ -148,13 +151,33 @@ struct Executing {
                     });
   }
 };
+// With HANDOFF_PEER_COUNTS set, each executor span also prints, on stderr, its threads'
+// counts per round trip (the pool's spin catches, parks and syscalls, the loop's wakes
+// sent): the accounting behind the row's CPU, outside the report.
+void print_counts(const stats::Registry& registry, int ops) {
+  const nlohmann::json j = registry.to_json();
+  std::fprintf(stderr, "%s: executor counts per round trip (%d):", kTool, ops);
+  for (const auto& t : j["threads"]) {
+    std::fprintf(stderr, " %s[", t.value("name", "?").c_str());
+    if (t.contains("cpu_us")) std::fprintf(stderr, " cpu_us=%.3g", t["cpu_us"].get<double>() / ops);  // its life's
+    for (const auto& [key, v] : t["counters"].items()) {
+      const double per = v.get<double>() / ops;
+      if (per != 0) std::fprintf(stderr, " %s=%.3g", key.c_str(), per);
+    }
+    std::fprintf(stderr, " ]");
+  }
+  std::fprintf(stderr, "\n");
+}
+
 Span executor_round_trips(int ops) {
   Executing e;
   e.left = ops;
   const Stopwatch watch;
   loop().call_soon([&e] { e.submit_next(); });
   loop().run_forever();
-  return watch.stop();
+  const Span span = watch.stop();
+  if (std::getenv("HANDOFF_PEER_COUNTS") != nullptr) print_counts(e.registry, ops);
+  return span;
 }
 
 long wake_check() {
@@ -294,6 +317,7 @@ int main(int argc, char** argv) {
       static std::string name;  // the report keeps a pointer to it
       name = std::string("ourloop") + (g_options.hand_in == HandIn::coordinator ? "-coord" : "") +
              (g_options.turn == handoff::evloop::TurnShape::drain ? "-drain" : "") +
+             (g_options.timer_clock == handoff::evloop::TimerClock::per_call ? "-callclock" : "") +
              (g_spin_backoff ? "-backoff" : "");
       p.loop = name.c_str();
     });

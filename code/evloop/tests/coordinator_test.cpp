@@ -22,6 +22,7 @@ using handoff::evloop::Coordinator;
 using handoff::evloop::EventLoop;
 using handoff::evloop::EventLoopOptions;
 using handoff::evloop::HandIn;
+using handoff::evloop::HandlePtr;
 using handoff::evloop::HandleState;
 using handoff::evloop::Post;
 using handoff::evloop::PostQueue;
@@ -64,11 +65,11 @@ TEST_CASE("coordinator: a post carries the mark read when it was submitted, not 
       // acquire: pairs with the release below; the test's pushes are done.
       eventually([&] { return release.load(std::memory_order_acquire); }, 5s);
     });
-    coord.submit(std::make_shared<HandleState>(nullptr), ready);  // mark 0
-    for (int i = 0; i < 3; ++i) ready.push_local(std::make_shared<HandleState>(nullptr));
-    coord.submit(std::make_shared<HandleState>(nullptr), ready);  // mark 3
+    coord.submit(HandlePtr::make(nullptr, HandleState::Holders::any_thread), ready);  // mark 0
+    for (int i = 0; i < 3; ++i) ready.push_local(HandlePtr::make(nullptr));
+    coord.submit(HandlePtr::make(nullptr, HandleState::Holders::any_thread), ready);  // mark 3
     // Local count 7 when the hook lets the forward go.
-    for (int i = 0; i < 4; ++i) ready.push_local(std::make_shared<HandleState>(nullptr));
+    for (int i = 0; i < 4; ++i) ready.push_local(HandlePtr::make(nullptr));
     release.store(true, std::memory_order_release);  // release: pairs with the hook's acquire
     REQUIRE(eventually([&] { return coord.forwarded() == 2; }, 5s));
   }

@@ -22,6 +22,7 @@ using namespace std::chrono_literals;
 using handoff::evloop::EventLoop;
 using handoff::evloop::EventLoopOptions;
 using handoff::evloop::Handle;
+using handoff::evloop::HandlePtr;
 using handoff::evloop::HandleState;
 using handoff::evloop::TimerHeap;
 using handoff::evloop::TurnShape;
@@ -94,6 +95,55 @@ TEST_CASE("event loop: timers run in deadline order, equal deadlines in scheduli
   CHECK(ran == std::vector<int>{0, 1, 2, 22, 3});
 }
 
+TEST_CASE("event loop: call_later measures from the loop's time, read once per turn, unless asked per call",
+          "[evloop][ch04]") {
+  Watchdog dog(10s, "loop time");
+  // In one callback: A 20 ms out, then 15 ms of work, then B 10 ms out. Measured from the
+  // turn's one clock read (per_turn), B is due 10 ms after the read and runs first; read
+  // per call, or after update_time(), B is due 25 ms after it and runs second.
+  const auto order = [](handoff::evloop::TimerClock clock, bool update) {
+    EventLoopOptions o;
+    o.timer_clock = clock;
+    EventLoop loop(o);
+    std::vector<char> ran;
+    bool same_time = false;
+    loop.call_soon([&] {
+      const auto t = loop.time();
+      loop.call_later(20ms, [&] { ran.push_back('A'); });
+      const auto until = std::chrono::steady_clock::now() + 15ms;
+      while (std::chrono::steady_clock::now() < until) {
+      }
+      same_time = loop.time() == t;
+      if (update) loop.update_time();
+      loop.call_later(10ms, [&] { ran.push_back('B'); });
+      loop.call_later(100ms, [&] { loop.stop(); });
+    });
+    loop.run_forever();
+    CHECK(same_time == (clock == handoff::evloop::TimerClock::per_turn));
+    return std::string(ran.begin(), ran.end());
+  };
+  CHECK(order(handoff::evloop::TimerClock::per_turn, false) == "BA");
+  CHECK(order(handoff::evloop::TimerClock::per_turn, true) == "AB");
+  CHECK(order(handoff::evloop::TimerClock::per_call, false) == "AB");
+
+  // Outside a run, and in the next turn, the loop's time is the clock's again.
+  EventLoop loop;
+  const auto before = EventLoop::Clock::now();
+  CHECK(loop.time() >= before);
+  EventLoop::Clock::time_point first{}, second{};
+  loop.call_soon([&] {
+    first = loop.time();
+    loop.call_later(5ms, [&] {
+      second = loop.time();
+      loop.stop();
+    });
+  });
+  loop.run_forever();
+  CHECK(second - first >= 5ms);
+  const auto after = EventLoop::Clock::now();
+  CHECK(loop.time() >= after);
+}
+
 TEST_CASE("event loop: a cancelled timer causes no wake-up", "[evloop][ch04]") {
   Watchdog dog(10s, "cancelled timer");
   EventLoop loop;
@@ -144,18 +194,51 @@ TEST_CASE("timer heap: a cancel whose released captures cancel another timer kee
   // below cancels b, whose note then finds a already counted. Released first, a would be
   // dropped off the end by b's note before its own was counted, and the count would wrap.
   TimerHeap heap;
-  auto b = std::make_shared<HandleState>([] {});
+  auto b = HandlePtr::make([] {});
   struct CancelOnDestroy {
     explicit CancelOnDestroy(Handle handle) : h(std::move(handle)) {}
     ~CancelOnDestroy() { h.cancel(); }
     Handle h;
   };
-  auto a = std::make_shared<HandleState>([c = std::make_shared<CancelOnDestroy>(Handle(b))] {});
+  auto a = HandlePtr::make([c = std::make_shared<CancelOnDestroy>(Handle(b))] {});
   heap.push(10, b);
   heap.push(20, a);  // the end
   Handle(a).cancel();
   CHECK(heap.size() == 0);
   CHECK(heap.cancelled() == 0);
+}
+
+TEST_CASE("handle state: counted without a control block, freed into its thread's cache and reused from it",
+          "[evloop][ch04]") {
+  // Copies count; the last drop frees the state, and the next state made on this thread
+  // takes its memory (the cache is a free list, last in first out).
+  HandlePtr a = HandlePtr::make([] {});
+  HandleState* const first = a.get();
+  {
+    HandlePtr b = a;
+    HandlePtr c = std::move(b);
+    CHECK(!b);
+    CHECK(c.get() == first);
+  }
+  a.reset();
+  if (HandleState::kCachedPerThread == 0) return;  // an AddressSanitizer build frees to the heap
+  HandlePtr d = HandlePtr::make(nullptr);
+  CHECK(d.get() == first);
+
+  // A state any thread may hold, dropped last on another thread, goes to that thread's
+  // cache, which its exit frees (the sanitizer builds would report a leak otherwise).
+  HandlePtr shared = HandlePtr::make([] {}, HandleState::Holders::any_thread);
+  HandleState* const second = shared.get();
+  HandleState* reused = nullptr;
+  std::thread other([moved = std::move(shared), &reused]() mutable {
+    HandlePtr copy = moved;
+    moved.reset();
+    copy.reset();
+    HandlePtr there = HandlePtr::make(nullptr);
+    reused = there.get();
+  });
+  other.join();
+  CHECK(reused == second);
 }
 
 TEST_CASE("event loop: timers that fire can leave the dead in the majority, and the next turn compacts",
