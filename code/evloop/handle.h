@@ -63,7 +63,6 @@ struct HandleState {
   const Holders holders_;
 };
 
-// [handle.cache]
 namespace detail {
 
 /// A thread's freed handle states, linked through their first bytes. Trivially destructible
@@ -100,6 +99,7 @@ inline thread_local FreedStatesReaper t_freed_reaper;  // its first use register
 
 }  // namespace detail
 
+// [handle.cache]
 inline void* HandleState::operator new(std::size_t size) {
   static_assert(sizeof(HandleState) >= sizeof(detail::FreedStates::Node));
   detail::FreedStates& freed = detail::t_freed;
@@ -157,6 +157,7 @@ class HandlePtr {
 
  private:
   explicit HandlePtr(HandleState* p) noexcept : p_(p) {}
+  // [handle.count]
   void retain() const noexcept {
     if (p_ == nullptr) return;
     if (p_->holders_ == HandleState::Holders::any_thread) {
@@ -180,6 +181,7 @@ class HandlePtr {
     }
     delete p_;
   }
+  // [handle.count]
 
   HandleState* p_ = nullptr;
 };
