@@ -49,8 +49,9 @@ enum class HandIn {
 
 /// What call_later measures its delay from.
 enum class TimerClock {
-  /// The loop's time (libuv's uv_now): the clock read once per turn, after the poll when
-  /// timers are held, else at the turn's first call_later. A timer set late in a long turn
+  /// The loop's time (libuv's uv_now): the clock read once per turn, after the poll's wait
+  /// (by a handler its dispatch ran, or after it when timers are held, else at the turn's
+  /// first call_later). A timer set late in a long turn
   /// is due `delay` after that read, so up to the turn's run time early against the call;
   /// EventLoop::update_time() reads the clock again.
   per_turn,
@@ -220,7 +221,7 @@ class EventLoop {
   int max_wait_ms_ = -1;  // run_once's cap on the poll's wait
   std::size_t todo_ = 0;  // callbacks left to run in the current batch
   std::int64_t now_ns_ = 0;  // the loop's time, while now_fresh_
-  bool now_fresh_ = false;   // now_ns_ was read in this turn (cleared at each poll and run's end)
+  bool now_fresh_ = false;   // now_ns_ was read in this turn (cleared before each poll and at a run's end)
   bool running_ = false;
   bool stopping_ = false;
   std::unique_ptr<Coordinator> coordinator_;  // last: stopped first, while posts_ and wake_ live

@@ -4,6 +4,7 @@
 // measured count; the wake's broken order as a negative control that must sleep through.
 #include "evloop/event_loop.h"
 
+#include <sys/epoll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -142,6 +143,42 @@ TEST_CASE("event loop: call_later measures from the loop's time, read once per t
   CHECK(second - first >= 5ms);
   const auto after = EventLoop::Clock::now();
   CHECK(loop.time() >= after);
+}
+
+TEST_CASE("event loop: a timer set by a handler the poll dispatched measures from after the wait", "[evloop][ch04]") {
+  Watchdog dog(10s, "loop time after a wait");
+  // The loop reads its time in a turn (a timer is held), then waits 50 ms for a socket;
+  // the reactor handler that readiness runs sets a 20 ms timer, which must not count the
+  // wait (it would be due at once).
+  EventLoop loop;
+  auto [a, b] = handoff::net::datagram_pair();
+  struct Reader final : handoff::loop::IoHandler {
+    EventLoop& loop;
+    int fd;
+    std::chrono::steady_clock::time_point set{}, fired{};
+    Reader(EventLoop& l, int f) : loop(l), fd(f) {}
+    void on_io(std::uint32_t) override {
+      char c;
+      (void)::recv(fd, &c, 1, 0);
+      set = std::chrono::steady_clock::now();
+      loop.call_later(20ms, [this] {
+        fired = std::chrono::steady_clock::now();
+        loop.stop();
+      });
+    }
+  } reader(loop, a.get());
+  loop.reactor().add(a.get(), EPOLLIN, &reader);
+  loop.call_later(10s, [] {});  // a timer held: each turn reads the clock after its poll
+  loop.call_soon([] {});
+  std::thread writer([&] {
+    std::this_thread::sleep_for(50ms);
+    const char c = 'x';
+    (void)::send(b.get(), &c, 1, 0);
+  });
+  loop.run_forever();
+  writer.join();
+  loop.reactor().remove(a.get(), &reader);
+  CHECK(reader.fired - reader.set >= 20ms);
 }
 
 TEST_CASE("event loop: a cancelled timer causes no wake-up", "[evloop][ch04]") {
