@@ -271,9 +271,7 @@ void EventLoop::poll_and_collect() {
     timeout = 0;
   }
   if (timeout != 0 && !park_allowed()) timeout = 0;
-  // The handlers the poll dispatches (the server's connections) may set timers after a long
-  // wait: the time read before it is no longer the loop's.
-  now_fresh_ = false;
+  now_fresh_ = false;  // a handler the poll runs (a connection) sets timers from after the wait
   const int n = reactor_.poll(timeout);
   if (timeout != 0) {
     wake_.end_wait();
@@ -283,8 +281,7 @@ void EventLoop::poll_and_collect() {
     ++counts_.nonblocking_polls;
   }
   if (hooks_ != nullptr) hooks_->after_poll(timeout);
-  // A new turn's time: read by a handler the poll dispatched, else here, else by the turn's
-  // first call_later.
+  // The turn's time: read by such a handler, else here, else by the turn's first call_later.
   if (timers_.size() != 0) {  // no clock read for a loop without timers
     timers_.pop_due(now_ns(), due_);
     for (auto& h : due_) ready_.push_local(std::move(h));
