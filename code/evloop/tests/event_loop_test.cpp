@@ -152,7 +152,7 @@ TEST_CASE("event loop: a timer set by a handler the poll dispatched measures fro
   // wait (it would be due at once).
   EventLoop loop;
   auto [a, b] = handoff::net::datagram_pair();
-  struct Reader final : handoff::loop::IoHandler {
+  struct Reader final : handoff::reactor::IoHandler {
     EventLoop& loop;
     int fd;
     std::chrono::steady_clock::time_point set{}, fired{};
