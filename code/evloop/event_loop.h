@@ -51,9 +51,9 @@ enum class HandIn {
 enum class TimerClock {
   /// The loop's time (libuv's uv_now): the clock read once per turn, after the poll's wait
   /// (by a handler its dispatch ran, or after it when timers are held, else at the turn's
-  /// first call_later). A timer set late in a long turn
-  /// is due `delay` after that read, so up to the turn's run time early against the call;
-  /// EventLoop::update_time() reads the clock again.
+  /// first call_later). A timer set late in a long turn is due `delay` after that read, so
+  /// up to the turn's run time early against the call; EventLoop::update_time() reads the
+  /// clock again.
   per_turn,
   /// asyncio's loop.time() + delay: the clock read at every call_later (the chapter's
   /// first version; one clock read per timer).
