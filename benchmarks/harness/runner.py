@@ -216,7 +216,6 @@ def check_parts(spec: Spec, build_dir: str, repo_root: str) -> tuple[list, list,
     return arms, rows, why
 
 
-
 def derive(spec_view: Spec, cells: list[dict]):
     """What a run's CSV and verdicts say, from its cells alone: the per-(row, arm) summary,
     the comparisons that apply to the arms and rows measured, and their verdicts (ranges and
@@ -238,6 +237,7 @@ def derive(spec_view: Spec, cells: list[dict]):
 def write_summary_csv(path: str, spec_view: Spec, summ: dict, compares, comparisons) -> None:
     report.write_csv(path, report.csv_header(compares),
                      report.csv_rows(spec_view, summ, comparisons))
+
 
 def run_spec(spec: Spec, *, mode: str, build_dir: str, out_dir: str, repo_root: str,
              argv: list[str], reproduce_argv: list[str], settings, allow_missing: bool,
