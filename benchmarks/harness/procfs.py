@@ -3,8 +3,9 @@
 Role: the harness's instrument. It snapshots every thread of the processes under
 test: its CPU time in nanoseconds (the first field of /proc/PID/task/TID/schedstat, the
 scheduler's own sum of time on a CPU; the 10 ms ticks of utime+stime in .../stat only
-when schedstat is absent) and its voluntary context switches (.../status: the times the
-thread blocked and really slept). It names each thread's role from its comm (loop-0,
+when schedstat is absent), the share of those ticks spent in the kernel (stime over
+utime+stime, sampled at each tick: a split, not a clock) and its voluntary context switches
+(.../status: the times the thread blocked and really slept). It names each thread's role from its comm (loop-0,
 pool-0-1, floor-0, or the nginx worker process), and reads the machine's busy jiffies
 from /proc/stat, so that a cell can say how much CPU each role spent per request, how
 often each role slept per request, and how busy the rest of the machine was meanwhile.
@@ -126,6 +127,7 @@ class ThreadSample:
     ticks: int
     cpu_ns: int                 # from schedstat, else ticks converted
     sleeps: int | None          # voluntary context switches; None if unreadable
+    stime: int = 0              # the ticks of `ticks` charged to the kernel
 
 
 @dataclass
@@ -166,7 +168,7 @@ def snapshot(targets: list[Target], root: str = "/proc") -> Snapshot:
             status = _read(f"{taskdir}/{tid}/status")
             snap.threads[(t.pid, tid)] = ThreadSample(
                 t.pid, tid, comm, role_of(comm, tid, t), st.ticks, cpu_ns,
-                parse_voluntary_switches(status) if status is not None else None)
+                parse_voluntary_switches(status) if status is not None else None, st.stime)
     return snap
 
 
@@ -180,12 +182,23 @@ class CpuDelta:
     # read is absent.
     per_role_sleeps: dict[str, int] = field(default_factory=dict)
     cpu_source: str = SOURCE_SCHEDSTAT
+    # utime+stime ticks per role, and the stime part of them: the kernel's share of a
+    # role's CPU is their quotient (kernel_share).
+    per_role_ticks: dict[str, int] = field(default_factory=dict)
+    per_role_stime: dict[str, int] = field(default_factory=dict)
 
     @property
     def threads_us(self) -> float:
         """CPU of every thread sampled at the end of the window, from the per-thread
         (nanosecond) source."""
         return sum(self.per_role_us.values())
+
+    def kernel_share(self, roles: frozenset[str]) -> float | None:
+        """The share of `roles`' CPU ticks the kernel was charged with (stime over
+        utime+stime), or None when those threads took no tick in the window."""
+        ticks = sum(v for r, v in self.per_role_ticks.items() if r in roles)
+        stime = sum(v for r, v in self.per_role_stime.items() if r in roles)
+        return stime / ticks if ticks > 0 else None
 
 
 def delta(before: Snapshot, after: Snapshot) -> CpuDelta:
@@ -198,6 +211,8 @@ def delta(before: Snapshot, after: Snapshot) -> CpuDelta:
     """
     per_thread = []
     per_role: dict[str, float] = {}
+    ticks: dict[str, int] = {}
+    stime: dict[str, int] = {}
     sleeps: dict[str, int] = {}
     no_sleeps: set[str] = set()
     for key, a in sorted(after.threads.items()):
@@ -212,6 +227,8 @@ def delta(before: Snapshot, after: Snapshot) -> CpuDelta:
         per_thread.append({"pid": a.pid, "tid": a.tid, "comm": a.comm, "role": a.role,
                            "us": us, "sleeps": slept})
         per_role[a.role] = per_role.get(a.role, 0.0) + us
+        ticks[a.role] = ticks.get(a.role, 0) + a.ticks - (b.ticks if b else 0)
+        stime[a.role] = stime.get(a.role, 0) + a.stime - (b.stime if b else 0)
     for role in no_sleeps:
         sleeps.pop(role, None)
     lost = sum(1 for key in before.threads if key not in after.threads)
@@ -219,7 +236,7 @@ def delta(before: Snapshot, after: Snapshot) -> CpuDelta:
                for p in after.process_ticks)
     source = SOURCE_TICKS if SOURCE_TICKS in (before.cpu_source, after.cpu_source) \
         else SOURCE_SCHEDSTAT
-    return CpuDelta(per_thread, per_role, proc, lost, sleeps, source)
+    return CpuDelta(per_thread, per_role, proc, lost, sleeps, source, ticks, stime)
 
 
 def group_us(per_role: dict[str, float], roles: frozenset[str]) -> float | None:

@@ -21,6 +21,8 @@ import procfs
 METRICS: dict[str, tuple[bool, str, str]] = {
     "rps": (True, "requests/s", "{:.0f}"),
     "loop_us_per_req": (False, "loop CPU µs/request", "{:.2f}"),
+    # The part of it the kernel was charged with (procfs: stime's share of the loop's ticks).
+    "loop_kernel_us_per_req": (False, "loop CPU in the kernel µs/request", "{:.2f}"),
     "pool_us_per_req": (False, "pool CPU µs/request", "{:.2f}"),
     "other_us_per_req": (False, "other threads' CPU µs/request", "{:.2f}"),
     "server_us_per_req": (False, "server CPU µs/request (all threads)", "{:.2f}"),
@@ -102,7 +104,7 @@ METRICS: dict[str, tuple[bool, str, str]] = {
 STALL_US = 10_000.0
 
 # Metrics that get median/min/max columns in the CSV.
-CSV_METRICS = ("rps", "loop_us_per_req", "pool_us_per_req", "server_us_per_req",
+CSV_METRICS = ("rps", "loop_us_per_req", "loop_kernel_us_per_req", "pool_us_per_req", "server_us_per_req",
                "pool_cpu_pct", "loop_cpu_pct", "client_us_per_req", "p50_us", "p99_us",
                "p99_9_us", "loop_sleeps_per_req", "pool_sleeps_per_req",
                "server_sleeps_per_req", "parks_per_req", "wakes_sent_per_req",
@@ -200,6 +202,8 @@ def cell_metrics(*, requests: int, rps: float, latency_us: dict, errors_total: i
     has no pool, which is different from a pool that cost nothing.
     """
     loop = procfs.group_us(cpu.per_role_us, procfs.LOOP_ROLES)
+    loop_kernel_share = cpu.kernel_share(procfs.LOOP_ROLES)
+    loop_kernel = None if loop is None or loop_kernel_share is None else loop * loop_kernel_share
     pool = procfs.group_us(cpu.per_role_us, procfs.POOL_ROLES)
     sleeps = cpu.per_role_sleeps
     loop_sleeps = procfs.group_us(sleeps, procfs.LOOP_ROLES)
@@ -227,6 +231,7 @@ def cell_metrics(*, requests: int, rps: float, latency_us: dict, errors_total: i
     return {
         "rps": rps,
         "loop_us_per_req": per_req(loop),
+        "loop_kernel_us_per_req": per_req(loop_kernel),
         "pool_us_per_req": per_req(pool),
         "other_us_per_req": per_req(other),
         "server_us_per_req": per_req(cpu.threads_us),

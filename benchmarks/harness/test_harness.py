@@ -206,6 +206,26 @@ class CpuAccounting(unittest.TestCase):
         self.assertAlmostEqual(d.per_role_us["loop"], 10 * 1e6 / TCK)
         self.assertEqual(d.per_role_sleeps, {})   # no status: unknown, not zero
 
+    def test_the_kernel_share_is_stime_over_the_window_ticks_of_the_roles_asked(self):
+        p = self.p
+        p.process(100, "handoff-06", (0, 0))
+        p.thread(100, 101, "loop-0", 100, 50, ns=1_500_000_000)
+        p.thread(100, 102, "pool-0-0", 10, 10, ns=200_000_000)
+        target = [procfs.Target(100)]
+        before = procfs.snapshot(target, root=p.root)
+        # In the window: the loop takes 30 user ticks and 10 kernel ticks, the pool
+        # thread 5 and 15; the ticks before the window count for nothing.
+        p.thread(100, 101, "loop-0", 130, 60, ns=1_900_000_000)
+        p.thread(100, 102, "pool-0-0", 15, 25, ns=400_000_000)
+        d = procfs.delta(before, procfs.snapshot(target, root=p.root))
+        self.assertAlmostEqual(d.kernel_share(procfs.LOOP_ROLES), 0.25)
+        self.assertAlmostEqual(d.kernel_share(procfs.POOL_ROLES), 0.75)
+        self.assertIsNone(d.kernel_share(procfs.BALANCER_ROLES))
+        m = sm.cell_metrics(requests=1000, rps=1000.0, latency_us={}, errors_total=0,
+                            cpu=d, client_ticks=0, window_s=1.0, busy_pct=0.0)
+        self.assertAlmostEqual(m["loop_us_per_req"], 400.0)
+        self.assertAlmostEqual(m["loop_kernel_us_per_req"], 100.0)
+
     def test_nginx_workers_are_found_as_children_and_sampled_as_worker(self):
         p = self.p
         p.process(200, "nginx", (1, 1))

@@ -3,11 +3,11 @@
 
 #include <CLI/CLI.hpp>
 
-#include "config/choice.h"
-
-#include <cstdlib>
 #include <map>
 #include <string>
+
+#include "config/choice.h"
+#include "config/env_switch.h"
 
 namespace handoff::evloop {
 
@@ -39,14 +39,6 @@ void add_loop_flags(CLI::App& app, EventLoopOptions& o) {
       ->default_str("0");
 }
 
-void apply_loop_env(EventLoopOptions& o) {
-  const char* v = std::getenv("HANDOFF_TURN");
-  if (v == nullptr || *v == '\0') return;
-  const auto it = kTurns.find(v);
-  if (it == kTurns.end()) {
-    throw CLI::ValidationError("HANDOFF_TURN", "expected a --turn value, got '" + std::string(v) + "'");
-  }
-  o.turn = it->second;
-}
+void apply_loop_env(EventLoopOptions& o) { o.turn = config::env_override("HANDOFF_TURN", "--turn", kTurns, o.turn); }
 
 }  // namespace handoff::evloop
