@@ -4,8 +4,9 @@ Role: the harness's instrument. It snapshots every thread of the processes under
 test: its CPU time in nanoseconds (the first field of /proc/PID/task/TID/schedstat, the
 scheduler's own sum of time on a CPU; the 10 ms ticks of utime+stime in .../stat only
 when schedstat is absent), the share of those ticks spent in the kernel (stime over
-utime+stime, sampled at each tick: a split, not a clock) and its voluntary context switches
-(.../status: the times the thread blocked and really slept). It names each thread's role from its comm (loop-0,
+utime+stime, sampled at each tick: a split, not a clock), its voluntary context switches
+(.../status: the times the thread blocked and really slept) and its involuntary ones (the
+times the scheduler took its CPU from it while it could still run: a preemption). It names each thread's role from its comm (loop-0,
 pool-0-1, floor-0, or the nginx worker process), and reads the machine's busy jiffies
 from /proc/stat, so that a cell can say how much CPU each role spent per request, how
 often each role slept per request, and how busy the rest of the machine was meanwhile.
@@ -51,10 +52,11 @@ def parse_schedstat(text: str) -> int:
     return int(text.split()[0])
 
 
-def parse_voluntary_switches(text: str) -> int | None:
-    """voluntary_ctxt_switches from /proc/.../status, or None when the line is absent."""
+def parse_voluntary_switches(text: str, kind: str = "voluntary") -> int | None:
+    """voluntary_ctxt_switches (or, with kind="nonvoluntary", nonvoluntary_ctxt_switches)
+    from /proc/.../status, or None when the line is absent."""
     for line in text.splitlines():
-        if line.startswith("voluntary_ctxt_switches:"):
+        if line.startswith(f"{kind}_ctxt_switches:"):
             return int(line.split(":", 1)[1])
     return None
 
@@ -128,6 +130,7 @@ class ThreadSample:
     cpu_ns: int                 # from schedstat, else ticks converted
     sleeps: int | None          # voluntary context switches; None if unreadable
     stime: int = 0              # the ticks of `ticks` charged to the kernel
+    preemptions: int | None = None  # involuntary context switches; None if unreadable
 
 
 @dataclass
@@ -168,7 +171,8 @@ def snapshot(targets: list[Target], root: str = "/proc") -> Snapshot:
             status = _read(f"{taskdir}/{tid}/status")
             snap.threads[(t.pid, tid)] = ThreadSample(
                 t.pid, tid, comm, role_of(comm, tid, t), st.ticks, cpu_ns,
-                parse_voluntary_switches(status) if status is not None else None, st.stime)
+                parse_voluntary_switches(status) if status is not None else None, st.stime,
+                parse_voluntary_switches(status, "nonvoluntary") if status is not None else None)
     return snap
 
 
@@ -186,6 +190,8 @@ class CpuDelta:
     # role's CPU is their quotient (kernel_share).
     per_role_ticks: dict[str, int] = field(default_factory=dict)
     per_role_stime: dict[str, int] = field(default_factory=dict)
+    # Involuntary context switches per role, read and left out as per_role_sleeps is.
+    per_role_preemptions: dict[str, int] = field(default_factory=dict)
 
     @property
     def threads_us(self) -> float:
@@ -215,6 +221,8 @@ def delta(before: Snapshot, after: Snapshot) -> CpuDelta:
     stime: dict[str, int] = {}
     sleeps: dict[str, int] = {}
     no_sleeps: set[str] = set()
+    preempted: dict[str, int] = {}
+    no_preempted: set[str] = set()
     for key, a in sorted(after.threads.items()):
         b = before.threads.get(key)
         us = (a.cpu_ns - (b.cpu_ns if b else 0)) / 1000.0
@@ -224,6 +232,10 @@ def delta(before: Snapshot, after: Snapshot) -> CpuDelta:
             sleeps[a.role] = sleeps.get(a.role, 0) + slept
         else:
             no_sleeps.add(a.role)
+        if a.preemptions is not None and (b is None or b.preemptions is not None):
+            preempted[a.role] = preempted.get(a.role, 0) + a.preemptions - (b.preemptions if b else 0)
+        else:
+            no_preempted.add(a.role)
         per_thread.append({"pid": a.pid, "tid": a.tid, "comm": a.comm, "role": a.role,
                            "us": us, "sleeps": slept})
         per_role[a.role] = per_role.get(a.role, 0.0) + us
@@ -231,12 +243,14 @@ def delta(before: Snapshot, after: Snapshot) -> CpuDelta:
         stime[a.role] = stime.get(a.role, 0) + a.stime - (b.stime if b else 0)
     for role in no_sleeps:
         sleeps.pop(role, None)
+    for role in no_preempted:
+        preempted.pop(role, None)
     lost = sum(1 for key in before.threads if key not in after.threads)
     proc = sum(after.process_ticks[p] - before.process_ticks.get(p, 0)
                for p in after.process_ticks)
     source = SOURCE_TICKS if SOURCE_TICKS in (before.cpu_source, after.cpu_source) \
         else SOURCE_SCHEDSTAT
-    return CpuDelta(per_thread, per_role, proc, lost, sleeps, source, ticks, stime)
+    return CpuDelta(per_thread, per_role, proc, lost, sleeps, source, ticks, stime, preempted)
 
 
 def group_us(per_role: dict[str, float], roles: frozenset[str]) -> float | None:

@@ -40,6 +40,8 @@ METRICS: dict[str, tuple[bool, str, str]] = {
     # Sleeps, from /proc (every server, peers included): voluntary context switches,
     # the times a thread blocked and the scheduler switched it out.
     "loop_sleeps_per_req": (False, "loop sleeps (voluntary context switches)/request", "{:.3f}"),
+    "loop_preemptions_per_req": (False, "loop preemptions (involuntary context switches)/request",
+                                 "{:.3f}"),
     "pool_sleeps_per_req": (False, "pool sleeps (voluntary context switches)/request", "{:.3f}"),
     "server_sleeps_per_req": (False, "server sleeps (all threads)/request", "{:.3f}"),
     # The stage's own counters, from GET /stats (stages only; empty for the peers).
@@ -106,7 +108,7 @@ STALL_US = 10_000.0
 # Metrics that get median/min/max columns in the CSV.
 CSV_METRICS = ("rps", "loop_us_per_req", "loop_kernel_us_per_req", "pool_us_per_req", "server_us_per_req",
                "pool_cpu_pct", "loop_cpu_pct", "client_us_per_req", "p50_us", "p99_us",
-               "p99_9_us", "loop_sleeps_per_req", "pool_sleeps_per_req",
+               "p99_9_us", "loop_sleeps_per_req", "loop_preemptions_per_req", "pool_sleeps_per_req",
                "server_sleeps_per_req", "parks_per_req", "wakes_sent_per_req",
                "spin_catches_per_req", "completion_pokes_per_req", "stolen_pokes_per_req",
                "chained_wakes_per_req", "age_wakes_per_req", "loop_blocking_waits_per_req",
@@ -207,6 +209,7 @@ def cell_metrics(*, requests: int, rps: float, latency_us: dict, errors_total: i
     pool = procfs.group_us(cpu.per_role_us, procfs.POOL_ROLES)
     sleeps = cpu.per_role_sleeps
     loop_sleeps = procfs.group_us(sleeps, procfs.LOOP_ROLES)
+    loop_preemptions = procfs.group_us(cpu.per_role_preemptions, procfs.LOOP_ROLES)
     pool_sleeps = procfs.group_us(sleeps, procfs.POOL_ROLES)
     all_sleeps = sum(sleeps.values()) if sleeps else None
     balancer = procfs.group_us(cpu.per_role_us, procfs.BALANCER_ROLES)
@@ -247,6 +250,7 @@ def cell_metrics(*, requests: int, rps: float, latency_us: dict, errors_total: i
         "errors": float(errors_total),
         "busy_pct": busy_pct,
         "loop_sleeps_per_req": per_req(loop_sleeps),
+        "loop_preemptions_per_req": per_req(loop_preemptions),
         "pool_sleeps_per_req": per_req(pool_sleeps),
         "server_sleeps_per_req": per_req(all_sleeps),
         "pool_least_share": pool_least_share(server_counters),

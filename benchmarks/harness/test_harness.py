@@ -77,9 +77,10 @@ class FakeProc:
             f.write(stat_line(pid, comm, *ticks, ppid=ppid))
 
     def thread(self, pid: int, tid: int, comm: str, utime: int, stime: int,
-               ns: int | None = None, voluntary: int | None = None) -> None:
-        """A thread; `ns` writes its schedstat, `voluntary` its status (each file is
-        absent when its value is None, as on a kernel without them)."""
+               ns: int | None = None, voluntary: int | None = None,
+               involuntary: int = 7) -> None:
+        """A thread; `ns` writes its schedstat, `voluntary` (and `involuntary`) its status
+        (each file is absent when its value is None, as on a kernel without them)."""
         d = f"{self.root}/{pid}/task/{tid}"
         os.makedirs(d, exist_ok=True)
         with open(f"{d}/stat", "w") as f:
@@ -93,7 +94,7 @@ class FakeProc:
             with open(f"{d}/status", "w") as f:
                 f.write(f"Name:\t{comm}\nState:\tS (sleeping)\n"
                         f"voluntary_ctxt_switches:\t{voluntary}\n"
-                        f"nonvoluntary_ctxt_switches:\t7\n")
+                        f"nonvoluntary_ctxt_switches:\t{involuntary}\n")
 
     def drop_thread(self, pid: int, tid: int) -> None:
         shutil.rmtree(f"{self.root}/{pid}/task/{tid}")
@@ -195,6 +196,22 @@ class CpuAccounting(unittest.TestCase):
         self.assertEqual(d.per_role_sleeps, {"other": 0, "loop": 300, "pool": 1000})
         self.assertEqual(d.process_ticks, 0)
 
+    def test_preemptions_are_the_involuntary_switches_in_the_window_per_role(self):
+        p = self.p
+        p.process(100, "handoff-06", (0, 0))
+        p.thread(100, 101, "loop-0", 0, 0, ns=1_000, voluntary=10, involuntary=4)
+        p.thread(100, 102, "pool-0-0", 0, 0, ns=1_000, voluntary=20, involuntary=9)
+        target = [procfs.Target(100)]
+        before = procfs.snapshot(target, root=p.root)
+        p.thread(100, 101, "loop-0", 0, 0, ns=2_000, voluntary=15, involuntary=54)
+        p.thread(100, 102, "pool-0-0", 0, 0, ns=2_000, voluntary=20, involuntary=9)
+        d = procfs.delta(before, procfs.snapshot(target, root=p.root))
+        self.assertEqual(d.per_role_preemptions, {"loop": 50, "pool": 0})
+        self.assertEqual(d.per_role_sleeps["loop"], 5)
+        m = sm.cell_metrics(requests=100, rps=100.0, latency_us={}, errors_total=0,
+                            cpu=d, client_ticks=0, window_s=1.0, busy_pct=0.0)
+        self.assertAlmostEqual(m["loop_preemptions_per_req"], 0.5)
+
     def test_without_schedstat_cpu_falls_back_to_ticks_and_says_so(self):
         p = self.p
         p.process(100, "handoff-01", (0, 0))
@@ -218,6 +235,7 @@ class CpuAccounting(unittest.TestCase):
         p.thread(100, 101, "loop-0", 130, 60, ns=1_900_000_000)
         p.thread(100, 102, "pool-0-0", 15, 25, ns=400_000_000)
         d = procfs.delta(before, procfs.snapshot(target, root=p.root))
+        self.assertEqual(d.per_role_preemptions, {})  # no status: unknown, not zero
         self.assertAlmostEqual(d.kernel_share(procfs.LOOP_ROLES), 0.25)
         self.assertAlmostEqual(d.kernel_share(procfs.POOL_ROLES), 0.75)
         self.assertIsNone(d.kernel_share(procfs.BALANCER_ROLES))
