@@ -43,12 +43,21 @@ LockResult StackLock::lock_slow() noexcept {
 }
 // [stack_lock.lock]
 
+// The sleeper's points, each with the counter that moves there (before the hook, so a test
+// stopped at the point sees it counted).
 void StackLock::at(StackLockPoint p) noexcept {
   switch (p) {
-    case StackLockPoint::handoff_requested: count(handoff_requests_); break;
-    case StackLockPoint::handoff_received: count(locks_); break;
-    case StackLockPoint::woken: count(lock_sleeps_); break;
-    default: break;
+    case StackLockPoint::handoff_requested:
+      count(handoff_requests_);
+      break;
+    case StackLockPoint::handoff_received:
+      count(locks_);
+      break;
+    case StackLockPoint::woken:
+      count(lock_sleeps_);
+      break;
+    default:
+      break;
   }
   hook(p);
 }
