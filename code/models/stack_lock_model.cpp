@@ -37,8 +37,8 @@ bool futex_wait_sleeps(Word& word, std::uint32_t expected) {
 /// An unlock against a sleeping waiter (Relacy).
 ///
 /// A holder unlocks (StackLock::unlock, with no deferred work and no hand-off); a waiter
-/// past its buzz runs the sleeping path (StackLock::lock_slow's loop: take_or_flag, then
-/// FUTEX_WAIT on the word as flagged).
+/// past its buzz runs the sleeping path (the loop of LockSleeper::sleep, stack/lock_sleeper.h:
+/// take_or_flag, then FUTEX_WAIT on the word as flagged).
 template <ReleaseBy How>
 struct UnlockWake : rl::test_suite<UnlockWake<How>, 2> {
   Word word;

@@ -32,48 +32,29 @@
 // (0), the lock is Onload's: no hand-off.
 //
 // Differences of representation. Onload links its deferred sockets through the sockets
-// themselves (each has a next-id field) and keeps the head, a socket id + 1, in the low bits
-// of the word (CI_EPLOCK_NETIF_SOCKET_LIST), with the count in the stack's shared state;
-// here the items live in slots of the lock (a deferred send carries its own function and
-// arguments, not a socket with pending work), and the count sits in the word beside the
-// head, so that the limit is checked by the same CAS that pushes. Onload's newer word is 64
-// bits; this one is 32, the width FUTEX_WAIT takes.
+// themselves and keeps the count in the stack's shared state; here the items live in slots
+// of the lock and the count sits in the word beside the head (stack/deferred_list.h says
+// why). Onload's newer word is 64 bits; this one is 32, the width FUTEX_WAIT takes.
 //
 // Not modelled: the kernel side's resource manager and its lock-stealing for a process that
 // died holding the lock, the priority of the stack's own poll work, and Onload's other flag
 // bits (CI_EPLOCK_NETIF_*: poll, prime, packet-waiter and the rest, each a kind of work the
 // unlocker does).
+//
+// The files, one per step (issue 26): stack/stack_lock_word.h, the word and every CAS on it;
+// stack/deferred_list.h, the slots of the deferred-work list, its push and its run;
+// stack/lock_sleeper.h, the buzz, the futex sleep and the hand-off token; and this one, the
+// lock that composes them (lock(), unlock(), lock_or_defer()), its options and counters.
 #pragma once
 
 #include <atomic>
 #include <cstdint>
 
+#include "stack/deferred_list.h"
+#include "stack/lock_sleeper.h"
 #include "stack/stack_lock_word.h"
 
 namespace handoff::stack {
-
-/// One unit of deferred work: a plain function and its arguments, copied into a slot of the
-/// lock (no allocation on the contended path). Runs on the holder's thread, under the lock;
-/// it must not take this lock itself.
-struct DeferredWork {
-  void (*run)(void* context, std::uint64_t a, std::uint64_t b) noexcept = nullptr;
-  void* context = nullptr;
-  std::uint64_t a = 0;
-  std::uint64_t b = 0;
-};
-
-/// The points a test may stop a thread at (StackLockHooks). Production passes no hooks.
-enum class StackLockPoint {
-  before_sleep,        ///< a waiter flagged NEED_WAKE and is about to FUTEX_WAIT on the word
-  woken,               ///< a waiter's FUTEX_WAIT returned; it has not re-read the word yet
-  handoff_requested,   ///< a starving waiter set HANDOFF_WANTED and will sleep for the hand-off
-  handoff_received,    ///< a requester was handed the lock (it owns it now)
-  defer_full,          ///< lock_or_defer found kDeferLimit items queued and will block instead
-  released,            ///< unlock's releasing CAS succeeded; the wake (if any) is not yet sent
-  handoff_wait,        ///< a requester is about to read the hand-off token (each look)
-  handoff_token_read,  ///< a requester has read (or taken) the token; it has not acted on it yet
-  handoff_sleep,       ///< a requester found no token and is about to FUTEX_WAIT for one
-};
 
 /// A test's window into the lock's slow paths.
 ///
@@ -158,8 +139,8 @@ enum class DeferOutcome {
 /// deferral is two CASes (a slot, the word) and no syscall.
 class StackLock {
  public:
-  /// The most items the lock word's list holds (Onload's default deferred-work limit).
-  static constexpr std::uint32_t kDeferLimit = 32;
+  /// The most items the lock word's list holds (stack/deferred_list.h).
+  static constexpr std::uint32_t kDeferLimit = DeferredList::kDeferLimit;
 
   explicit StackLock(StackLockOptions options = {});
   StackLock(const StackLock&) = delete;
@@ -193,20 +174,10 @@ class StackLock {
   static constexpr std::uint32_t kCountMask = LockWord<>::kCountMask;
 
  private:
-  // Slots for deferred items: twice the limit, so that a pusher seldom finds none free
-  // while the holder is still running (and freeing) the items it detached.
-  static constexpr std::uint32_t kSlots = 2 * kDeferLimit;
-  /// One deferred item in the slot array, linked to the one below it.
-  struct Slot {
-    DeferredWork work;
-    std::uint32_t next = 0;  // the slot below this one in the list (index + 1; 0 = end)
-  };
-
   LockResult lock_slow() noexcept;
-  void wait_for_handoff() noexcept;
-  int claim_slot() noexcept;
-  void free_slot(std::uint32_t index) noexcept;
-  std::uint32_t run_list(std::uint32_t head) noexcept;
+  /// What the lock does at each point the sleeper reports: the counter that moves there,
+  /// then the test's hook.
+  void at(StackLockPoint p) noexcept;
   void hook(StackLockPoint p) noexcept {
     if (options_.hooks != nullptr) options_.hooks->at(p);
   }
@@ -218,12 +189,10 @@ class StackLock {
   const StackLockOptions options_;
   // The lock word, on its own line: every taker, pusher and unlocker CASes it.
   alignas(64) LockWord<> word_;
-  // The hand-off word: 1 = "the lock is yours", read by the one thread that owns the
-  // current HANDOFF_WANTED request; its own futex, so the unlocker wakes exactly that thread.
-  alignas(64) std::atomic<std::uint32_t> handoff_{0};
-  // Which slots are taken (bit i = slots_[i]); claimed and freed by CAS / fetch_and.
-  alignas(64) std::atomic<std::uint64_t> slot_bits_{0};
-  Slot slots_[kSlots];
+  // The hand-off token (its own line) and the deferred list's slots (the slot bitmap on its
+  // own line): by value, no pointer between the lock and its steps.
+  LockSleeper sleeper_;
+  DeferredList deferred_;
   // Counters, on their own lines away from the word.
   alignas(64) std::atomic<std::uint64_t> locks_{0};
   std::atomic<std::uint64_t> lock_contends_{0};

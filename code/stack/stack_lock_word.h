@@ -3,7 +3,8 @@
 // Role: the atomic half of stack/stack_lock, with no futex, hook, clock or counter in it, a
 // template over the atomics seam (sync/atomics.h), so that StackLock and the relaxed-memory
 // model (code/models/stack_lock_model.cpp) run the same code. The sleeps and wakes (the
-// futex calls) and the deferred list's slots are StackLock's.
+// futex calls) are stack/lock_sleeper.h's, the deferred list's slots stack/deferred_list.h's,
+// and StackLock (stack/stack_lock.h) composes the three.
 //
 // The word: LOCKED, NEED_WAKE and HANDOFF_WANTED bits, and the deferred list's head and
 // length (stack/stack_lock.h says why one word). No wake is lost because the waiter's
