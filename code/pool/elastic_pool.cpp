@@ -17,8 +17,9 @@ namespace handoff::pool {
 /// Everything a pool thread touches. The pool and each of its threads hold a reference, so
 /// a thread that stop() let go of inside a handler still finds it when the handler returns.
 struct ElasticPool::Core {
-  Core(const PoolConfig& config, ElasticPoolOptions o)
+  Core(const PoolConfig& config, ElasticPoolOptions o, ElasticPoolSeams t)
       : options(std::move(o)),
+        seams(std::move(t)),
         threads(config.threads),
         jobs(options.ring_capacity),
         done(options.ring_capacity),
@@ -40,6 +41,7 @@ struct ElasticPool::Core {
   void wake_all(stats::ThreadStats& loop_stats);
 
   const ElasticPoolOptions options;
+  const ElasticPoolSeams seams;  // the tests' hooks and negative controls; defaults in production
   const int threads;
   sync::MpmcRing<Job*> jobs;
   CompletionRing done;
@@ -52,8 +54,8 @@ struct ElasticPool::Core {
   std::atomic<std::size_t> deadline_drops{0};    // jobs dropped for the deadline; read after the joins
 };
 
-ElasticPool::ElasticPool(const PoolConfig& config, ElasticPoolOptions options)
-    : config_(config), core_(std::make_shared<Core>(config, std::move(options))) {}
+ElasticPool::ElasticPool(const PoolConfig& config, ElasticPoolOptions options, ElasticPoolSeams seams)
+    : config_(config), core_(std::make_shared<Core>(config, std::move(options), std::move(seams))) {}
 
 ElasticPool::~ElasticPool() { stop(kNoDeadline); }
 
@@ -99,7 +101,7 @@ void ElasticPool::wake_if_all_parked() {
   // lane whose every thread is parked, and only one: wake_newest() lowers the count before
   // it returns, so the next push of a burst reads one parked thread fewer and wakes nobody.
   // The fence between the push and the read of the count: all_parked_after_push.
-  if (!core_->options.submit_wakes || !core_->gate.all_parked_after_push(config_.threads)) return;
+  if (!core_->seams.submit_wakes || !core_->gate.all_parked_after_push(config_.threads)) return;
   core_->wake_newest(*loop_stats_);
 }
 
@@ -238,9 +240,9 @@ ElasticPool::Core::Parked ElasticPool::Core::park(sync::WakeChannel& me, stats::
   // The two steps, their order and their fence: ElasticPark::park (the model runs the same).
   std::uint32_t seq = 0;
   const auto between = [this] {
-    if (options.between_park_steps) options.between_park_steps();
+    if (seams.between_park_steps) seams.between_park_steps();
   };
-  switch (gate.park(me, jobs, job, options.park_order, ParkFence::seq_cst, between, seq)) {
+  switch (gate.park(me, jobs, job, seams.park_order, ParkFence::seq_cst, between, seq)) {
     case ElasticPark<>::Outcome::took_job:
       return Parked::took_job;
     case ElasticPark<>::Outcome::stop:
