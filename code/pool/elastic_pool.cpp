@@ -2,12 +2,11 @@
 // for an all-parked lane, the loop's age check, and a wake channel per thread (chapter 03).
 #include "pool/elastic_pool.h"
 
-#include <poll.h>
-
 #include <string>
 
 #include "pool/completion_ring.h"
 #include "pool/handler_slot.h"
+#include "pool/ring_stop.h"
 #include "pool/run_job.h"
 #include "stats/thread_cpu.h"
 #include "sync/mpmc_ring.h"
@@ -267,52 +266,19 @@ bool ElasticPool::Core::run(stats::ThreadStats& stats, HandlerSlot& slot, Job* j
 }
 
 std::size_t ElasticPool::stop(std::int64_t deadline_ns) {
-  if (stopped_ || threads_.empty()) {
-    stopped_ = true;
-    return 0;
-  }
-  stopped_ = true;
-  std::size_t dropped_here = 0;
-  bool stop_sent = false;
-  auto send_stop = [&] {
-    // The flag, then a fence, then the threads' words (ElasticPark::raise_stop).
-    core_->gate.raise_stop();
-    core_->wake_all(*loop_stats_);  // a thread not parked sees the flag when it next parks
-    stop_sent = true;
-  };
-  auto at_deadline = [&] {
-    // relaxed: threads look at it before each job; a late look is covered by the let-go.
-    core_->past_deadline.store(true, std::memory_order_relaxed);
-    for (Job* job : backlog_) delete job;
-    dropped_here += backlog_.size();
-    backlog_.clear();
-    if (!stop_sent) send_stop();
-  };
-  auto turn = [&] {
-    if (!stop_sent) {
-      push_backlog();
-      check_age();
-      if (backlog_.empty()) send_stop();
-    }
-    core_->done.drain(*sink_);
-    pollfd p{core_->done.loop_fd(), POLLIN, 0};
-    ::poll(&p, 1, 1);
-    loop_stats_->add(stats::Counter::syscalls);
-    if (p.revents & POLLIN) core_->done.take_poke(*loop_stats_);
-  };
-  settle_threads(threads_, core_->slots.get(), deadline_ns, at_deadline, turn);
-  // Every thread has finished or been let go of; none pops any more. What the ring still
-  // holds was left by threads stuck in handlers.
-  Job* job = nullptr;
-  while (core_->jobs.try_pop(job)) {
-    delete job;
-    ++dropped_here;
-  }
-  loop_stats_->add(stats::Counter::jobs_abandoned, dropped_here);
-  core_->done.drain(*sink_);
-  reactor_->remove(core_->done.loop_fd(), &done_endpoint_);
-  // relaxed: the threads that counted have been joined (the join orders their counts).
-  return dropped_here + core_->deadline_drops.load(std::memory_order_relaxed);
+  // The body both ring pools share: pool/ring_stop.h. The stop here is a flag, not a message.
+  return stop_ring_pool(
+      *core_, RingLoopSide{stopped_, threads_, backlog_, loop_stats_, reactor_, &done_endpoint_}, deadline_ns,
+      [this] {
+        // The flag, then a fence, then the threads' words (ElasticPark::raise_stop).
+        core_->gate.raise_stop();
+        core_->wake_all(*loop_stats_);  // a thread not parked sees the flag when it next parks
+      },
+      [this] {
+        push_backlog();
+        check_age();
+      },
+      [this] { core_->done.drain(*sink_); });
 }
 
 }  // namespace handoff::pool

@@ -2,7 +2,6 @@
 // a wake only for a thread that said it was parked (chapter 02; the chained wake, chapter 03).
 #include "pool/ring_pool.h"
 
-#include <poll.h>
 #include <sys/socket.h>
 
 #include <cerrno>
@@ -13,6 +12,7 @@
 #include "net/socket_pair.h"
 #include "pool/completion_ring.h"
 #include "pool/handler_slot.h"
+#include "pool/ring_stop.h"
 #include "pool/run_job.h"
 #include "pool/wait_word.h"
 #include "stats/thread_cpu.h"
@@ -323,50 +323,14 @@ bool RingPool::Core::run(stats::ThreadStats& stats, HandlerSlot& slot, Job* job)
 }
 
 std::size_t RingPool::stop(std::int64_t deadline_ns) {
-  if (stopped_ || threads_.empty()) {
-    stopped_ = true;
-    return 0;
-  }
-  stopped_ = true;
-  std::size_t dropped_here = 0;
-  bool pills_sent = false;
-  auto send_pills = [&] {
-    // Every job submitted so far is in the ring before any pill goes into the lane.
-    for (std::size_t i = 0; i < threads_.size(); ++i) send_word(core_->lane_loop.get(), kPill, *loop_stats_);
-    pills_sent = true;
-  };
-  auto at_deadline = [&] {
-    // relaxed: threads look at it before each job; a late look is covered by the let-go.
-    core_->past_deadline.store(true, std::memory_order_relaxed);
-    for (Job* job : backlog_) delete job;
-    dropped_here += backlog_.size();
-    backlog_.clear();
-    if (!pills_sent) send_pills();
-  };
-  auto turn = [&] {
-    if (!pills_sent) {
-      flush_backlog();
-      if (backlog_.empty()) send_pills();
-    }
-    drain_completions();
-    pollfd p{core_->done.loop_fd(), POLLIN, 0};
-    ::poll(&p, 1, 1);
-    loop_stats_->add(stats::Counter::syscalls);
-    if (p.revents & POLLIN) drain_loop_pokes();
-  };
-  settle_threads(threads_, core_->slots.get(), deadline_ns, at_deadline, turn);
-  // Every thread has finished or been let go of; none pops any more. What the ring still
-  // holds was left by threads stuck in handlers.
-  Job* job = nullptr;
-  while (core_->jobs.try_pop(job)) {
-    delete job;
-    ++dropped_here;
-  }
-  loop_stats_->add(stats::Counter::jobs_abandoned, dropped_here);
-  drain_completions();
-  reactor_->remove(core_->done.loop_fd(), &done_endpoint_);
-  // relaxed: the threads that counted have been joined (the join orders their counts).
-  return dropped_here + core_->deadline_drops.load(std::memory_order_relaxed);
+  // The body both ring pools share: pool/ring_stop.h. The stop here is a pill per thread.
+  return stop_ring_pool(
+      *core_, RingLoopSide{stopped_, threads_, backlog_, loop_stats_, reactor_, &done_endpoint_}, deadline_ns,
+      [this] {
+        // Every job submitted so far is in the ring before any pill goes into the lane.
+        for (std::size_t i = 0; i < threads_.size(); ++i) send_word(core_->lane_loop.get(), kPill, *loop_stats_);
+      },
+      [this] { flush_backlog(); }, [this] { drain_completions(); });
 }
 
 }  // namespace handoff::pool
