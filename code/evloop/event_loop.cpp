@@ -48,7 +48,9 @@ struct EventLoop::FdWatch final : reactor::IoHandler {
 };
 
 EventLoop::EventLoop(EventLoopOptions options, EventLoopSeams seams)
-    : options_(std::move(options)), seams_(std::move(seams)), wake_handler_(std::make_unique<WakeReader>(wake_, counts_)) {
+    : options_(std::move(options)),
+      seams_(std::move(seams)),
+      wake_handler_(std::make_unique<WakeReader>(wake_, counts_)) {
   reactor_.add(wake_.loop_fd(), EPOLLIN, wake_handler_.get());
   if (options_.hand_in == HandIn::coordinator) coordinator_ = std::make_unique<Coordinator>(posts_, wake_);
 }
