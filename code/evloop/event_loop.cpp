@@ -47,8 +47,10 @@ struct EventLoop::FdWatch final : reactor::IoHandler {
   bool registered = false;
 };
 
-EventLoop::EventLoop(EventLoopOptions options)
-    : options_(std::move(options)), wake_handler_(std::make_unique<WakeReader>(wake_, counts_)) {
+EventLoop::EventLoop(EventLoopOptions options, EventLoopSeams seams)
+    : options_(std::move(options)),
+      seams_(std::move(seams)),
+      wake_handler_(std::make_unique<WakeReader>(wake_, counts_)) {
   reactor_.add(wake_.loop_fd(), EPOLLIN, wake_handler_.get());
   if (options_.hand_in == HandIn::coordinator) coordinator_ = std::make_unique<Coordinator>(posts_, wake_);
 }
@@ -304,9 +306,9 @@ int EventLoop::wait_timeout_ms() {
 
 bool EventLoop::park_allowed() {
   // The two steps and their order: evloop/event_loop_wait.h (the model runs the same).
-  const auto& hook = options_.between_park_steps;
+  const auto& hook = seams_.between_park_steps;
   return may_block(
-      options_.park_order, wake_, posts_,
+      seams_.park_order, wake_, posts_,
       [&hook] {
         if (hook) hook();
       },

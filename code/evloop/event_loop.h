@@ -60,7 +60,7 @@ enum class TimerClock {
   per_call,
 };
 
-/// A loop's turn shape, timer clock, hand-in, wake spin and wait order, set when it is made.
+/// A loop's turn shape, timer clock, hand-in and wake spin, set when it is made.
 struct EventLoopOptions {
   TurnShape turn = TurnShape::generation;
   TimerClock timer_clock = TimerClock::per_turn;
@@ -69,7 +69,11 @@ struct EventLoopOptions {
   /// (seed 003's wake spin, opt-in there after it cost more than it saved; chapter 04 part 2
   /// measures why). {0, 0}: off, the default. The loop never yields its core while it spins.
   sync::SpinPolicy wake_spin{0, 0};
+};
 
+/// A loop's test seams: what a test sets to force a window or select a negative control.
+/// Production code never sets it; the defaults are the correct protocol.
+struct EventLoopSeams {
   /// The order of the loop's two steps before a blocking wait (raise its wake flag,
   /// re-check the post queue; evloop/event_loop_wait.h). Only announce_then_recheck is
   /// correct; the reverse is kept, FOR TESTS ONLY, as the negative control of
@@ -134,7 +138,7 @@ class EventLoop {
 
   using Clock = std::chrono::steady_clock;
 
-  explicit EventLoop(EventLoopOptions options = {});
+  explicit EventLoop(EventLoopOptions options = {}, EventLoopSeams seams = {});
   ~EventLoop();
   EventLoop(const EventLoop&) = delete;
   EventLoop& operator=(const EventLoop&) = delete;
@@ -207,6 +211,7 @@ class EventLoop {
   static std::int64_t clock_ns() noexcept;
 
   EventLoopOptions options_;
+  EventLoopSeams seams_;  // the tests' hook and negative control; defaults in production
   reactor::Reactor reactor_;
   reactor::WakeFlag wake_{true, reactor::WakeFlag::Channel::eventfd};  // as libuv's and Asio's loops wake
   ReadyQueue ready_;

@@ -2,12 +2,11 @@
 // for an all-parked lane, the loop's age check, and a wake channel per thread (chapter 03).
 #include "pool/elastic_pool.h"
 
-#include <poll.h>
-
 #include <string>
 
 #include "pool/completion_ring.h"
 #include "pool/handler_slot.h"
+#include "pool/ring_stop.h"
 #include "pool/run_job.h"
 #include "stats/thread_cpu.h"
 #include "sync/mpmc_ring.h"
@@ -17,8 +16,9 @@ namespace handoff::pool {
 /// Everything a pool thread touches. The pool and each of its threads hold a reference, so
 /// a thread that stop() let go of inside a handler still finds it when the handler returns.
 struct ElasticPool::Core {
-  Core(const PoolConfig& config, ElasticPoolOptions o)
+  Core(const PoolConfig& config, ElasticPoolOptions o, ElasticPoolSeams t)
       : options(std::move(o)),
+        seams(std::move(t)),
         threads(config.threads),
         jobs(options.ring_capacity),
         done(options.ring_capacity),
@@ -40,6 +40,7 @@ struct ElasticPool::Core {
   void wake_all(stats::ThreadStats& loop_stats);
 
   const ElasticPoolOptions options;
+  const ElasticPoolSeams seams;  // the tests' hooks and negative controls; defaults in production
   const int threads;
   sync::MpmcRing<Job*> jobs;
   CompletionRing done;
@@ -52,8 +53,8 @@ struct ElasticPool::Core {
   std::atomic<std::size_t> deadline_drops{0};    // jobs dropped for the deadline; read after the joins
 };
 
-ElasticPool::ElasticPool(const PoolConfig& config, ElasticPoolOptions options)
-    : config_(config), core_(std::make_shared<Core>(config, std::move(options))) {}
+ElasticPool::ElasticPool(const PoolConfig& config, ElasticPoolOptions options, ElasticPoolSeams seams)
+    : config_(config), core_(std::make_shared<Core>(config, std::move(options), std::move(seams))) {}
 
 ElasticPool::~ElasticPool() { stop(kNoDeadline); }
 
@@ -99,7 +100,7 @@ void ElasticPool::wake_if_all_parked() {
   // lane whose every thread is parked, and only one: wake_newest() lowers the count before
   // it returns, so the next push of a burst reads one parked thread fewer and wakes nobody.
   // The fence between the push and the read of the count: all_parked_after_push.
-  if (!core_->options.submit_wakes || !core_->gate.all_parked_after_push(config_.threads)) return;
+  if (!core_->seams.submit_wakes || !core_->gate.all_parked_after_push(config_.threads)) return;
   core_->wake_newest(*loop_stats_);
 }
 
@@ -238,9 +239,9 @@ ElasticPool::Core::Parked ElasticPool::Core::park(sync::WakeChannel& me, stats::
   // The two steps, their order and their fence: ElasticPark::park (the model runs the same).
   std::uint32_t seq = 0;
   const auto between = [this] {
-    if (options.between_park_steps) options.between_park_steps();
+    if (seams.between_park_steps) seams.between_park_steps();
   };
-  switch (gate.park(me, jobs, job, options.park_order, ParkFence::seq_cst, between, seq)) {
+  switch (gate.park(me, jobs, job, seams.park_order, ParkFence::seq_cst, between, seq)) {
     case ElasticPark<>::Outcome::took_job:
       return Parked::took_job;
     case ElasticPark<>::Outcome::stop:
@@ -265,52 +266,19 @@ bool ElasticPool::Core::run(stats::ThreadStats& stats, HandlerSlot& slot, Job* j
 }
 
 std::size_t ElasticPool::stop(std::int64_t deadline_ns) {
-  if (stopped_ || threads_.empty()) {
-    stopped_ = true;
-    return 0;
-  }
-  stopped_ = true;
-  std::size_t dropped_here = 0;
-  bool stop_sent = false;
-  auto send_stop = [&] {
-    // The flag, then a fence, then the threads' words (ElasticPark::raise_stop).
-    core_->gate.raise_stop();
-    core_->wake_all(*loop_stats_);  // a thread not parked sees the flag when it next parks
-    stop_sent = true;
-  };
-  auto at_deadline = [&] {
-    // relaxed: threads look at it before each job; a late look is covered by the let-go.
-    core_->past_deadline.store(true, std::memory_order_relaxed);
-    for (Job* job : backlog_) delete job;
-    dropped_here += backlog_.size();
-    backlog_.clear();
-    if (!stop_sent) send_stop();
-  };
-  auto turn = [&] {
-    if (!stop_sent) {
-      push_backlog();
-      check_age();
-      if (backlog_.empty()) send_stop();
-    }
-    core_->done.drain(*sink_);
-    pollfd p{core_->done.loop_fd(), POLLIN, 0};
-    ::poll(&p, 1, 1);
-    loop_stats_->add(stats::Counter::syscalls);
-    if (p.revents & POLLIN) core_->done.take_poke(*loop_stats_);
-  };
-  settle_threads(threads_, core_->slots.get(), deadline_ns, at_deadline, turn);
-  // Every thread has finished or been let go of; none pops any more. What the ring still
-  // holds was left by threads stuck in handlers.
-  Job* job = nullptr;
-  while (core_->jobs.try_pop(job)) {
-    delete job;
-    ++dropped_here;
-  }
-  loop_stats_->add(stats::Counter::jobs_abandoned, dropped_here);
-  core_->done.drain(*sink_);
-  reactor_->remove(core_->done.loop_fd(), &done_endpoint_);
-  // relaxed: the threads that counted have been joined (the join orders their counts).
-  return dropped_here + core_->deadline_drops.load(std::memory_order_relaxed);
+  // The body both ring pools share: pool/ring_stop.h. The stop here is a flag, not a message.
+  return stop_ring_pool(
+      *core_, RingLoopSide{stopped_, threads_, backlog_, loop_stats_, reactor_, &done_endpoint_}, deadline_ns,
+      [this] {
+        // The flag, then a fence, then the threads' words (ElasticPark::raise_stop).
+        core_->gate.raise_stop();
+        core_->wake_all(*loop_stats_);  // a thread not parked sees the flag when it next parks
+      },
+      [this] {
+        push_backlog();
+        check_age();
+      },
+      [this] { core_->done.drain(*sink_); });
 }
 
 }  // namespace handoff::pool

@@ -20,7 +20,7 @@
 
 namespace handoff::pool {
 
-/// The elastic pool's spinner, ring, age check and test switches.
+/// The elastic pool's spinner, ring and age check: what a user sets.
 struct ElasticPoolOptions {
   sync::SpinPolicy spin{};           ///< the lane's one idle spinner: 10 µs, yielding after 2 µs
   /// Chapter 04: the idle spinner skips spins after spins that missed (sync/spin_backoff).
@@ -38,6 +38,11 @@ struct ElasticPoolOptions {
   /// (`--pool-age-us 0`): the arm that prices rule 3, and the negative control that shows a
   /// job behind busy threads waiting for one of them.
   bool age_check = true;
+};
+
+/// The elastic pool's test seams: what a test sets to force a window or select a negative
+/// control. Production code never sets it; the defaults are the correct protocol.
+struct ElasticPoolSeams {
   /// FOR TESTS ONLY. false: submit wakes nobody, even into an all-parked lane, so that only
   /// the age check can start a thread (the forced situation its test needs).
   bool submit_wakes = true;
@@ -83,7 +88,7 @@ struct ElasticPoolOptions {
 /// empty.
 class ElasticPool final : public HandlerPool {
  public:
-  ElasticPool(const PoolConfig& config, ElasticPoolOptions options = {});
+  ElasticPool(const PoolConfig& config, ElasticPoolOptions options = {}, ElasticPoolSeams seams = {});
   ~ElasticPool() override;
 
   void bind(reactor::Reactor& reactor, FrameSink& sink, stats::Registry& registry,

@@ -2,7 +2,6 @@
 // a wake only for a thread that said it was parked (chapter 02; the chained wake, chapter 03).
 #include "pool/ring_pool.h"
 
-#include <poll.h>
 #include <sys/socket.h>
 
 #include <cerrno>
@@ -13,6 +12,7 @@
 #include "net/socket_pair.h"
 #include "pool/completion_ring.h"
 #include "pool/handler_slot.h"
+#include "pool/ring_stop.h"
 #include "pool/run_job.h"
 #include "pool/wait_word.h"
 #include "stats/thread_cpu.h"
@@ -38,8 +38,9 @@ void send_word(int fd, std::uint64_t word, stats::ThreadStats& stats) {
 /// Everything a pool thread touches. The pool and each of its threads hold a reference, so
 /// a thread that stop() let go of inside a handler still finds it when the handler returns.
 struct RingPool::Core {
-  Core(const PoolConfig& config, RingPoolOptions o)
+  Core(const PoolConfig& config, RingPoolOptions o, RingPoolSeams t)
       : options(std::move(o)),
+        seams(std::move(t)),
         jobs(options.ring_capacity),
         done(options.ring_capacity),
         slots(std::make_unique<HandlerSlot[]>(static_cast<std::size_t>(config.threads))) {
@@ -59,6 +60,7 @@ struct RingPool::Core {
   void pass_wake_on(stats::ThreadStats& stats);
 
   const RingPoolOptions options;
+  const RingPoolSeams seams;  // the tests' hooks and negative controls; defaults in production
   sync::MpmcRing<Job*> jobs;
   CompletionRing done;                   // frames, and the loop's flag and poke (chapter 03's component)
   net::Fd lane_loop, lane_pool;          // pokes and pills: loop → pool threads
@@ -73,8 +75,8 @@ struct RingPool::Core {
   std::atomic<std::size_t> deadline_drops{0};  // jobs dropped for the deadline; read after the joins
 };
 
-RingPool::RingPool(const PoolConfig& config, RingPoolOptions options)
-    : config_(config), core_(std::make_shared<Core>(config, std::move(options))) {}
+RingPool::RingPool(const PoolConfig& config, RingPoolOptions options, RingPoolSeams seams)
+    : config_(config), core_(std::make_shared<Core>(config, std::move(options), std::move(seams))) {}
 
 RingPool::~RingPool() { stop(kNoDeadline); }
 
@@ -141,8 +143,8 @@ bool RingPool::ready_to_wait() {
           core_->options.loop_spin, [this] { return core_->done.has_frames(); }, loop_stats_)) {
     return false;
   }
-  const auto& hook = core_->options.between_loop_wait_steps;
-  if (core_->options.loop_order == RingPoolOptions::LoopOrder::announce_then_recheck) {
+  const auto& hook = core_->seams.between_loop_wait_steps;
+  if (core_->seams.loop_order == RingPoolSeams::LoopOrder::announce_then_recheck) {
     // Announce, then re-check: raise the flag and fence (pool/completion_ring.h: the store
     // must be visible before the loads of the rings; pairs with the fence after a frame's
     // push or a dropped job's pop), then look once more: at the completion ring, and, with
@@ -224,20 +226,20 @@ void RingPool::Core::thread_main(stats::ThreadStats& stats, HandlerSlot& slot) {
 // [ring.poll_lane]
 bool RingPool::Core::poll_lane(stats::ThreadStats& stats) {
   std::uint64_t word;
-  const int flags = MSG_DONTWAIT | (options.lane_poll_takes_pokes ? 0 : MSG_PEEK);
+  const int flags = MSG_DONTWAIT | (seams.lane_poll_takes_pokes ? 0 : MSG_PEEK);
   for (;;) {
     const ssize_t n = ::recv(lane_pool.get(), &word, sizeof word, flags);
     stats.add(stats::Counter::handoff_recvs);
     stats.add(stats::Counter::syscalls);
     if (n != static_cast<ssize_t>(sizeof word)) return false;
-    if (!options.lane_poll_takes_pokes) return false;  // only looked: the parked thread takes it
+    if (!seams.lane_poll_takes_pokes) return false;  // only looked: the parked thread takes it
     if (word == kPill) return true;
     // A poke, read by a thread that is already awake. It was sent for a parked thread;
     // taking it here spends that thread's credit (the hole; pass_wake_on passes it on
     // under WakePolicy::chained). The return fences before this thread looks at the ring
     // again (WaitWord::return_stolen_credit: the store-buffering shape against submit).
     stats.add(stats::Counter::stolen_pokes);
-    wait_word.return_stolen_credit(options.credit_return);
+    wait_word.return_stolen_credit(seams.credit_return);
   }
 }
 // [ring.poll_lane]
@@ -269,12 +271,12 @@ Job* RingPool::Core::park(stats::ThreadStats& stats, bool& pill) {
   // in submit()'s claim_wake_after_push. ParkOrder::recheck_then_announce, the reverse, is
   // the negative control: a push between the re-check and the announcement sees no parked
   // thread and sends no wake.
-  if (wait_word.park_or_take(jobs, job, options.park_order, [this] {
-        if (options.between_park_steps) options.between_park_steps();
+  if (wait_word.park_or_take(jobs, job, seams.park_order, [this] {
+        if (seams.between_park_steps) seams.between_park_steps();
       })) {
     return job;
   }
-  if (options.before_park_recv) options.before_park_recv();
+  if (seams.before_park_recv) seams.before_park_recv();
   stats.add(stats::Counter::parks);
   std::uint64_t word = 0;
   ssize_t n;
@@ -294,12 +296,12 @@ Job* RingPool::Core::park(stats::ThreadStats& stats, bool& pill) {
   // whatever this thread runs next (the negative control, UnparkOrder::parked_then_credit).
   // Giving the credit back first would only err towards a spare poke; one step leaves
   // nothing to argue. (The word orders no data: the fences around the ring do.)
-  if (options.unpark_order == RingPoolOptions::UnparkOrder::together) {
+  if (seams.unpark_order == RingPoolSeams::UnparkOrder::together) {
     wait_word.leave_park(poke);
-    if (options.after_unpark_step) options.after_unpark_step();
+    if (seams.after_unpark_step) seams.after_unpark_step();
   } else {
     wait_word.leave_parked_count();
-    if (options.after_unpark_step) options.after_unpark_step();
+    if (seams.after_unpark_step) seams.after_unpark_step();
     if (poke) wait_word.give_back_credit();
   }
   pill = !poke;  // a pill, or the lane is broken: either way, stop
@@ -321,50 +323,14 @@ bool RingPool::Core::run(stats::ThreadStats& stats, HandlerSlot& slot, Job* job)
 }
 
 std::size_t RingPool::stop(std::int64_t deadline_ns) {
-  if (stopped_ || threads_.empty()) {
-    stopped_ = true;
-    return 0;
-  }
-  stopped_ = true;
-  std::size_t dropped_here = 0;
-  bool pills_sent = false;
-  auto send_pills = [&] {
-    // Every job submitted so far is in the ring before any pill goes into the lane.
-    for (std::size_t i = 0; i < threads_.size(); ++i) send_word(core_->lane_loop.get(), kPill, *loop_stats_);
-    pills_sent = true;
-  };
-  auto at_deadline = [&] {
-    // relaxed: threads look at it before each job; a late look is covered by the let-go.
-    core_->past_deadline.store(true, std::memory_order_relaxed);
-    for (Job* job : backlog_) delete job;
-    dropped_here += backlog_.size();
-    backlog_.clear();
-    if (!pills_sent) send_pills();
-  };
-  auto turn = [&] {
-    if (!pills_sent) {
-      flush_backlog();
-      if (backlog_.empty()) send_pills();
-    }
-    drain_completions();
-    pollfd p{core_->done.loop_fd(), POLLIN, 0};
-    ::poll(&p, 1, 1);
-    loop_stats_->add(stats::Counter::syscalls);
-    if (p.revents & POLLIN) drain_loop_pokes();
-  };
-  settle_threads(threads_, core_->slots.get(), deadline_ns, at_deadline, turn);
-  // Every thread has finished or been let go of; none pops any more. What the ring still
-  // holds was left by threads stuck in handlers.
-  Job* job = nullptr;
-  while (core_->jobs.try_pop(job)) {
-    delete job;
-    ++dropped_here;
-  }
-  loop_stats_->add(stats::Counter::jobs_abandoned, dropped_here);
-  drain_completions();
-  reactor_->remove(core_->done.loop_fd(), &done_endpoint_);
-  // relaxed: the threads that counted have been joined (the join orders their counts).
-  return dropped_here + core_->deadline_drops.load(std::memory_order_relaxed);
+  // The body both ring pools share: pool/ring_stop.h. The stop here is a pill per thread.
+  return stop_ring_pool(
+      *core_, RingLoopSide{stopped_, threads_, backlog_, loop_stats_, reactor_, &done_endpoint_}, deadline_ns,
+      [this] {
+        // Every job submitted so far is in the ring before any pill goes into the lane.
+        for (std::size_t i = 0; i < threads_.size(); ++i) send_word(core_->lane_loop.get(), kPill, *loop_stats_);
+      },
+      [this] { flush_backlog(); }, [this] { drain_completions(); });
 }
 
 }  // namespace handoff::pool

@@ -21,7 +21,7 @@
 
 namespace handoff::pool {
 
-/// The ring pool's spin, rings and loop-side settings, and its test hooks.
+/// The ring pool's spin, rings, loop-side settings and wake policy: what a user sets.
 struct RingPoolOptions {
   sync::SpinPolicy spin{};               ///< POOL_SPIN_NS: 10 µs, yielding after 2 µs
   std::int64_t dgram_poll_ns = 100'000;  ///< POOL_DGRAM_POLL_NS: a busy thread still sees a pill
@@ -32,6 +32,18 @@ struct RingPoolOptions {
   /// costs when the completions come from threads holding something the loop needs).
   sync::SpinPolicy loop_spin{0, 0};
 
+  /// Where a parked thread's wakes come from (chapter 03). shared (chapter 02's pool, the
+  /// default): from submit alone, one per parked thread; a poke that a busy thread's lane
+  /// poll eats is gone, and the sibling it was sent for sleeps on while a job waits (the
+  /// stolen credit, kept as the negative control). chained: also from a thread that takes
+  /// a job and still sees work in the ring: it passes one wake on by submit's own rule.
+  enum class WakePolicy { shared, chained };
+  WakePolicy wake_policy = WakePolicy::shared;
+};
+
+/// The ring pool's test seams: what a test sets to force a window or select a negative
+/// control. Production code never sets it; the defaults are the correct protocol.
+struct RingPoolSeams {
   /// The order of the two steps of a park. Only announce_then_recheck is correct; the
   /// reverse is kept, selectable, as the negative control the lost-wakeup tests catch.
   using ParkOrder = pool::ParkOrder;  // pool/wait_word.h, where the two steps live
@@ -50,13 +62,6 @@ struct RingPoolOptions {
   /// parked_then_credit, before it gives back the credit). Empty in production.
   std::function<void()> after_unpark_step;
 
-  /// Where a parked thread's wakes come from (chapter 03). shared (chapter 02's pool, the
-  /// default): from submit alone, one per parked thread; a poke that a busy thread's lane
-  /// poll eats is gone, and the sibling it was sent for sleeps on while a job waits (the
-  /// stolen credit, kept as the negative control). chained: also from a thread that takes
-  /// a job and still sees work in the ring: it passes one wake on by submit's own rule.
-  enum class WakePolicy { shared, chained };
-  WakePolicy wake_policy = WakePolicy::shared;
   /// A test hook run by a parking thread whose re-check found the ring empty, just before it
   /// blocks in recv: held there, it counts as parked but cannot yet read a poke. Empty in
   /// production.
@@ -103,7 +108,7 @@ struct RingPoolOptions {
 /// the job that made it ends; meanwhile the ring still holds capacity - 1 jobs for the threads.
 ///
 /// The parked count and the wakes in flight share one atomic word, so a waker reads a
-/// consistent pair and a woken thread leaves both in one step (UnparkOrder).
+/// consistent pair and a woken thread leaves both in one step (RingPoolSeams::UnparkOrder).
 ///
 /// The known hole (chapter 03), kept as WakePolicy::shared: a woken thread polls the shared
 /// lane socket on its way back to the ring (poll_lane) and can consume the poke sent for a
@@ -119,7 +124,7 @@ struct RingPoolOptions {
 /// those threads touch lives in a core they share, so it outlives the pool.
 class RingPool final : public HandlerPool {
  public:
-  RingPool(const PoolConfig& config, RingPoolOptions options = {});
+  RingPool(const PoolConfig& config, RingPoolOptions options = {}, RingPoolSeams seams = {});
   ~RingPool() override;
 
   void bind(reactor::Reactor& reactor, FrameSink& sink, stats::Registry& registry,

@@ -24,7 +24,7 @@ namespace handoff::pool {
 enum class CreditReturn { fenced, relaxed_only };
 
 /// The order of a park's two steps. Only announce_then_recheck is correct; the reverse is
-/// kept, selectable (RingPoolOptions::park_order), as the negative control: a push that
+/// kept, selectable (RingPoolSeams::park_order), as the negative control: a push that
 /// lands between the re-check and the announcement sees no parked thread and sends no wake.
 enum class ParkOrder { announce_then_recheck, recheck_then_announce };
 
@@ -98,7 +98,7 @@ class WaitWord {
   }
 
   /// A woken thread leaves the parked count and gives back its poke's credit in ONE step
-  /// (see RingPoolOptions::UnparkOrder for the two-step variant and why it loses a wake).
+  /// (see RingPoolSeams::UnparkOrder for the two-step variant and why it loses a wake).
   /// relaxed: the word orders no data (the fences around the ring do).
   void leave_park(bool poked) noexcept {
     word_.fetch_sub(kOneParked + (poked ? kOneWake : 0), std::memory_order_relaxed);

@@ -22,6 +22,7 @@
 using namespace std::chrono_literals;
 using handoff::evloop::EventLoop;
 using handoff::evloop::EventLoopOptions;
+using handoff::evloop::EventLoopSeams;
 using handoff::evloop::Handle;
 using handoff::evloop::HandlePtr;
 using handoff::evloop::HandleState;
@@ -523,15 +524,15 @@ namespace {
 
 /// A post lands between the loop's two steps before its wait (hook). Returns how long the
 /// post took to run; the loop's wait is bounded by a 1000 ms timer.
-std::chrono::milliseconds post_in_park_window(EventLoopOptions::ParkOrder order) {
+std::chrono::milliseconds post_in_park_window(EventLoopSeams::ParkOrder order) {
   std::atomic<bool> armed{true};
-  EventLoopOptions o;
-  o.park_order = order;
+  EventLoopSeams t;
+  t.park_order = order;
   std::thread poster;
   EventLoop* self = nullptr;
   std::atomic<bool> posted{false};
   std::chrono::steady_clock::time_point sent, ran;
-  o.between_park_steps = [&] {
+  t.between_park_steps = [&] {
     // relaxed: the hook's own one-shot flag, loop thread only.
     if (!armed.exchange(false, std::memory_order_relaxed)) return;
     poster = std::thread([&] {
@@ -545,7 +546,7 @@ std::chrono::milliseconds post_in_park_window(EventLoopOptions::ParkOrder order)
     // acquire: pairs with the release above; the post is queued before the loop goes on.
     eventually([&] { return posted.load(std::memory_order_acquire); }, 2s);
   };
-  EventLoop loop(o);
+  EventLoop loop({}, t);
   self = &loop;
   loop.call_later(1000ms, [&] { loop.stop(); });
   loop.call_soon([] {});  // one turn without a wait first
@@ -560,7 +561,7 @@ TEST_CASE("event loop: a post between the loop's flag and its re-check wakes it"
   Watchdog dog(20s, "a post in the wait window");
   for (int round = 0; round < 3; ++round) {
     INFO("round " << round);
-    CHECK(post_in_park_window(EventLoopOptions::ParkOrder::announce_then_recheck) < 300ms);
+    CHECK(post_in_park_window(EventLoopSeams::ParkOrder::announce_then_recheck) < 300ms);
   }
 }
 
@@ -568,7 +569,7 @@ TEST_CASE("event loop: negative control, a loop that re-checks before raising it
           "[evloop][ch04]") {
   Watchdog dog(20s, "the loop's broken wait order, forced");
   // The wait is bounded by the 1000 ms timer, so the lost wake shows as latency, not a hang.
-  CHECK(post_in_park_window(EventLoopOptions::ParkOrder::recheck_then_announce) >= 800ms);
+  CHECK(post_in_park_window(EventLoopSeams::ParkOrder::recheck_then_announce) >= 800ms);
 }
 
 namespace {

@@ -174,9 +174,9 @@ namespace {
 /// A job pushed into an all-parked pool whose submit is forbidden to wake (the forced
 /// situation): returns whether it was answered within `bound`, and the age wakes counted.
 bool unwoken_job_answered(bool age_check, std::chrono::milliseconds bound, std::uint64_t& age_wakes) {
-  auto o = options(0, age_check);
-  o.submit_wakes = false;
-  Rig<pool::ElasticPool> rig(2, o);
+  pool::ElasticPoolSeams t;
+  t.submit_wakes = false;
+  Rig<pool::ElasticPool> rig(2, options(0, age_check), t);
   REQUIRE(eventually([&] { return rig.pool.parked() == 2; }, 5s));
   rig.pool.submit(make_job(0, kWhole));
   const bool answered = rig.turn_until([&] { return rig.sink.ends == 1; }, bound, 1000);
@@ -256,15 +256,15 @@ TEST_CASE("elastic pool: a wake that races the thread's own re-check is owned on
   // never wake it for the next job: the next round misses its bound) or neither did.
   std::atomic<bool> hold{false}, held{false}, go{false};
   std::atomic<std::uint64_t> passes{0};  // parks that reached the hook
-  auto o = options(0, false);
-  o.between_park_steps = [&] {
+  pool::ElasticPoolSeams t;
+  t.between_park_steps = [&] {
     // relaxed (all): test flags polled in bounded loops.
     passes.fetch_add(1, std::memory_order_relaxed);
     if (!hold.exchange(false, std::memory_order_relaxed)) return;
     held.store(true, std::memory_order_relaxed);
     eventually([&] { return go.exchange(false, std::memory_order_relaxed); }, 5s);
   };
-  Rig<pool::ElasticPool> rig(1, o);
+  Rig<pool::ElasticPool> rig(1, options(0, false), t);
   REQUIRE(eventually([&] { return rig.pool.parked() == 1; }));
   for (std::uint64_t i = 0; i < 20; ++i) {
     INFO("round " << i);
@@ -292,17 +292,17 @@ namespace {
 /// The park's window, forced: one thread, held between its two park steps while the loop
 /// submits a job, then let go. Whether the job is answered within `bound`, with the age
 /// check off (it would rescue a lost wake T later, and this test is about the park alone).
-bool job_in_park_window_answered(pool::ElasticPoolOptions::ParkOrder order, std::chrono::milliseconds bound) {
+bool job_in_park_window_answered(pool::ElasticPoolSeams::ParkOrder order, std::chrono::milliseconds bound) {
   std::atomic<bool> armed{true}, held{false}, go{false};
-  auto o = options(0, false);
-  o.park_order = order;
-  o.between_park_steps = [&] {
+  pool::ElasticPoolSeams t;
+  t.park_order = order;
+  t.between_park_steps = [&] {
     // relaxed (all): test flags polled in bounded loops.
     if (!armed.exchange(false, std::memory_order_relaxed)) return;
     held.store(true, std::memory_order_relaxed);
     eventually([&] { return go.load(std::memory_order_relaxed); }, 5s);
   };
-  Rig<pool::ElasticPool> rig(1, o);
+  Rig<pool::ElasticPool> rig(1, options(0, false), t);
   REQUIRE(eventually([&] { return held.load(); }, 5s));
   rig.pool.submit(make_job(0, kWhole));  // inside the window
   go = true;
@@ -318,7 +318,7 @@ TEST_CASE("elastic pool: a job submitted inside the park's window is taken by th
   testkit::Watchdog dog(30s, "the park's window, forced, three rounds");
   for (int round = 0; round < 3; ++round) {
     INFO("round " << round);
-    CHECK(job_in_park_window_answered(pool::ElasticPoolOptions::ParkOrder::announce_then_recheck, 300ms));
+    CHECK(job_in_park_window_answered(pool::ElasticPoolSeams::ParkOrder::announce_then_recheck, 300ms));
   }
 }
 
@@ -327,7 +327,7 @@ TEST_CASE("elastic pool: negative control, re-checking before announcing sleeps 
   testkit::Watchdog dog(30s, "the park's window, forced, broken order");
   // The push reads parked = 0 (the thread has not announced yet): not every thread parked,
   // so no wake; the thread then announces and sleeps with the job in the ring.
-  CHECK_FALSE(job_in_park_window_answered(pool::ElasticPoolOptions::ParkOrder::recheck_then_announce, 300ms));
+  CHECK_FALSE(job_in_park_window_answered(pool::ElasticPoolSeams::ParkOrder::recheck_then_announce, 300ms));
 }
 
 TEST_CASE("elastic pool: the loop's wait is capped only while jobs wait and a thread is parked to wake",

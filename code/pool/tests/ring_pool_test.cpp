@@ -10,16 +10,15 @@
 
 using namespace handoff;
 using namespace handoff::pool::testing;
-using Order = pool::RingPoolOptions::ParkOrder;
-using Unpark = pool::RingPoolOptions::UnparkOrder;
-using LoopOrder = pool::RingPoolOptions::LoopOrder;
+using Order = pool::RingPoolSeams::ParkOrder;
+using Unpark = pool::RingPoolSeams::UnparkOrder;
+using LoopOrder = pool::RingPoolSeams::LoopOrder;
 using Clock = std::chrono::steady_clock;
 
 namespace {
 
-pool::RingPoolOptions options(Order order, std::int64_t spin_ns = 0) {
+pool::RingPoolOptions options(std::int64_t spin_ns = 0) {
   pool::RingPoolOptions o;
-  o.park_order = order;
   o.spin.spin_ns = spin_ns;
   return o;
 }
@@ -31,10 +30,11 @@ enum class Pace { after_park, back_to_back, inside_the_window };
 /// stop() then drains the ring with a pill, so a lost wake is a result, not a hang).
 int lost_wakeups(Order order, Pace pace, int rounds, std::chrono::milliseconds bound) {
   ParkGate gate;
-  auto o = options(order);
-  o.between_park_steps = [&gate] { gate.thread_side(); };
+  pool::RingPoolSeams t;
+  t.park_order = order;
+  t.between_park_steps = [&gate] { gate.thread_side(); };
   if (pace == Pace::inside_the_window) gate.arm();
-  Rig<pool::RingPool> rig(1, o);
+  Rig<pool::RingPool> rig(1, options(), t);
   for (int i = 0; i < rounds; ++i) {
     switch (pace) {
       case Pace::after_park:  // the thread has parked before every submit
@@ -87,7 +87,7 @@ TEST_CASE("ring pool: a burst into a lane with one parked thread sends one wake"
   testkit::Watchdog dog(20s, "a burst of 16");
   // Once woken, the thread spins far longer than the burst takes to push, so it takes the
   // whole burst without parking again, however the two threads are scheduled.
-  Rig<pool::RingPool> rig(1, options(Order::announce_then_recheck, 500'000'000));
+  Rig<pool::RingPool> rig(1, options(500'000'000));
   REQUIRE(eventually([&] { return rig.pool.parked() == 1; }, 5s));
   for (std::uint64_t i = 0; i < 16; ++i) rig.pool.submit(make_job(i, kWhole));
   REQUIRE(rig.run_until(16));
@@ -100,7 +100,7 @@ TEST_CASE("ring pool: a push while the thread spins sends no wake", "[pool][ch02
   // A spin far longer than any gap between two of the test's jobs (a millisecond, or a
   // preemption): the thread never parks, so nobody may be poked. stop() waits out the last
   // spin, so it is a second, not more.
-  Rig<pool::RingPool> rig(1, options(Order::announce_then_recheck, 1'000'000'000));
+  Rig<pool::RingPool> rig(1, options(1'000'000'000));
   for (std::uint64_t i = 0; i < 20; ++i) {
     // Give the thread time to come back to its spin, so that the push meets a spinning
     // thread: submitted straight after the last answer, on a loaded machine the job could be
@@ -118,7 +118,7 @@ TEST_CASE("ring pool: a push while the thread spins sends no wake", "[pool][ch02
 
 TEST_CASE("ring pool: a loop that waits is poked by a completion, and only then", "[pool][ch02]") {
   testkit::Watchdog dog(20s, "completions into a waiting loop");
-  Rig<pool::RingPool> rig(1, options(Order::announce_then_recheck));
+  Rig<pool::RingPool> rig(1, options());
   REQUIRE(eventually([&] { return rig.pool.parked() == 1; }));
   // The job finishes only once the loop (this thread, below) has raised its flag to wait,
   // however the two threads are scheduled: its completion must find the flag and poke.
@@ -137,7 +137,7 @@ TEST_CASE("ring pool: a loop that waits is poked by a completion, and only then"
 
 TEST_CASE("ring pool: a ring smaller than a burst backs up in the loop and loses nothing", "[pool][ch02]") {
   testkit::Watchdog dog(20s, "a burst of 500 into a ring of 8");
-  auto o = options(Order::announce_then_recheck);
+  auto o = options();
   o.ring_capacity = 8;
   Rig<pool::RingPool> rig(2, o);
   for (std::uint64_t i = 0; i < 500; ++i) rig.pool.submit(make_job(i, kStream));
@@ -148,7 +148,7 @@ TEST_CASE("ring pool: a ring smaller than a burst backs up in the loop and loses
 
 TEST_CASE("ring pool: a loop that spins for an answer in flight is never poked", "[pool][ch02]") {
   testkit::Watchdog dog(20s, "completions into a spinning loop");
-  auto o = options(Order::announce_then_recheck);
+  auto o = options();
   o.loop_spin.spin_ns = 2'000'000'000;  // far longer than any job below
   o.loop_spin.yield_after_ns = 2'000'000'000;
   Rig<pool::RingPool> rig(1, o);
@@ -162,7 +162,7 @@ TEST_CASE("ring pool: a loop that spins for an answer in flight is never poked",
 
 TEST_CASE("ring pool: a turn that will not block runs no loop spin, though an answer is in flight", "[pool][ch04]") {
   testkit::Watchdog dog(20s, "no loop spin before a poll that only looks");
-  auto o = options(Order::announce_then_recheck);
+  auto o = options();
   o.loop_spin.spin_ns = 300'000'000;  // the loop spin: 300 ms for a frame
   o.loop_spin.yield_after_ns = 0;
   Rig<pool::RingPool> rig(1, o);
@@ -200,11 +200,11 @@ const http::Handler kSlow300 = [](const http::Request&, http::Responder& out) {
 /// chapter 02's stolen-credit hole cannot stand in for the race under test.
 std::chrono::milliseconds fast_job_behind_slow(Unpark order) {
   ParkGate gate;
-  auto o = options(Order::announce_then_recheck);
-  o.unpark_order = order;
-  o.lane_poll_takes_pokes = false;
-  o.after_unpark_step = [&gate] { gate.thread_side(); };
-  Rig<pool::RingPool> rig(2, o);
+  pool::RingPoolSeams t;
+  t.unpark_order = order;
+  t.lane_poll_takes_pokes = false;
+  t.after_unpark_step = [&gate] { gate.thread_side(); };
+  Rig<pool::RingPool> rig(2, options(), t);
   REQUIRE(eventually([&] { return rig.pool.parked() == 2; }));
   gate.arm();
   rig.pool.submit(make_job(0, kSlow300));
@@ -251,14 +251,14 @@ std::chrono::milliseconds loop_turn_with_completion_in_window(LoopOrder order) {
     out.send(http::Response{200, "text/plain", {}, "ok"});  // returns after complete() read the flag
     sent.store(true, std::memory_order_relaxed);
   };
-  auto o = options(Order::announce_then_recheck);
-  o.loop_order = order;
-  o.between_loop_wait_steps = [&] {
+  pool::RingPoolSeams t;
+  t.loop_order = order;
+  t.between_loop_wait_steps = [&] {
     if (!armed.exchange(false, std::memory_order_relaxed)) return;
     go.store(true, std::memory_order_relaxed);
     eventually([&] { return sent.load(std::memory_order_relaxed); }, 2s);
   };
-  Rig<pool::RingPool> rig(1, o);
+  Rig<pool::RingPool> rig(1, options(), t);
   rig.pool.submit(make_job(0, after_go));
   armed.store(true, std::memory_order_relaxed);
   const auto start = Clock::now();
@@ -295,7 +295,7 @@ const http::Handler kSlow20 = [](const http::Request&, http::Responder& out) {
 
 TEST_CASE("ring pool: a loop whose job ring is full waits for room instead of polling", "[pool][ch02]") {
   testkit::Watchdog dog(20s, "40 slow jobs into a ring of 4");
-  auto o = options(Order::announce_then_recheck);
+  auto o = options();
   o.ring_capacity = 4;
   Rig<pool::RingPool> rig(1, o);
   for (std::uint64_t i = 0; i < 40; ++i) rig.pool.submit(make_job(i, kSlow20));

@@ -51,10 +51,11 @@ ForcedRound forced_steal(Policy policy) {
   o.wake_policy = policy;
   o.spin.spin_ns = 0;   // an empty ring parks at once
   o.dgram_poll_ns = 0;  // the lane poll runs on every pass, so A's poll is certain
-  o.before_park_recv = [&] { before_recv.thread_side(); };
-  o.after_unpark_step = [&] { after_unpark.thread_side(); };
+  pool::RingPoolSeams t;
+  t.before_park_recv = [&] { before_recv.thread_side(); };
+  t.after_unpark_step = [&] { after_unpark.thread_side(); };
   before_recv.arm();  // the first thread to park stops before its recv: that is B
-  Rig<pool::RingPool> rig(2, o);
+  Rig<pool::RingPool> rig(2, o, t);
   REQUIRE(before_recv.wait_arrival(2s));
   REQUIRE(eventually([&] { return rig.pool.parked() == 2; }));  // A too: in recv, or on its way
   after_unpark.arm();
