@@ -54,11 +54,8 @@ void DatagramPool::bind(reactor::Reactor& reactor, FrameSink& sink, stats::Regis
   lane_endpoint_.pool = this;
   lane_endpoint_.handler = &DatagramPool::flush_backlog;
   reactor.add(core_->done_loop.get(), EPOLLIN, &done_endpoint_);
-  for (int i = 0; i < config_.threads; ++i) {
-    auto& st = registry.add("pool-" + std::to_string(config_.worker_index) + "-" + std::to_string(i), "pool");
-    HandlerSlot& slot = core_->slots[static_cast<std::size_t>(i)];
-    threads_.emplace_back([core = core_, &st, &slot] { core->thread_main(st, slot); });
-  }
+  start_pool_threads(threads_, config_.threads, config_.worker_index, registry,
+                     [core = core_](std::size_t i, stats::ThreadStats& st) { core->thread_main(st, core->slots[i]); });
 }
 
 // [dgram.submit]

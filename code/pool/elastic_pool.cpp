@@ -75,13 +75,10 @@ void ElasticPool::bind(reactor::Reactor& reactor, FrameSink& sink, stats::Regist
   loop_stats_ = &loop_stats;
   done_endpoint_.pool = this;
   reactor.add(core_->done.loop_fd(), EPOLLIN, &done_endpoint_);
-  for (int i = 0; i < config_.threads; ++i) {
-    auto& st = registry.add("pool-" + std::to_string(config_.worker_index) + "-" + std::to_string(i), "pool");
-    const auto index = static_cast<std::size_t>(i);
-    sync::WakeChannel& channel = core_->channels[index];
-    HandlerSlot& slot = core_->slots[index];
-    threads_.emplace_back([core = core_, &channel, &st, &slot] { core->thread_main(channel, st, slot); });
-  }
+  start_pool_threads(threads_, config_.threads, config_.worker_index, registry,
+                     [core = core_](std::size_t i, stats::ThreadStats& st) {
+                       core->thread_main(core->channels[i], st, core->slots[i]);
+                     });
 }
 
 // ---------------------------------------------------------------- the loop's side

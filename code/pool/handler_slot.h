@@ -2,15 +2,18 @@
 // stop can let go of a thread stuck in one (chapter 01).
 // Role: a stop whose deadline has passed must neither wait for a handler nor pull the
 // state a pool thread touches from under it. A HandlerSlot is the token that decides, for
-// one thread, whether it or stop() moves first; settle_threads() is stop()'s wait.
+// one thread, whether it or stop() moves first; settle_threads() is stop()'s wait, and
+// start_pool_threads() the start every pool's threads go through (one home since issue 26).
 #pragma once
 
 #include <atomic>
 #include <cstdint>
+#include <string>
 #include <thread>
 #include <vector>
 
 #include "stats/thread_cpu.h"
+#include "stats/thread_stats.h"
 
 namespace handoff::pool {
 
@@ -54,6 +57,19 @@ class HandlerSlot {
   static constexpr int kInPool = 0, kInHandler = 1, kAbandoned = 2, kFinished = 3;
   std::atomic<int> state_{kInPool};
 };
+
+/// A pool's start, the same for every pool: for each of its `count` threads, the ThreadStats
+/// "pool-W-i" in `registry` (W: the worker's index, i: the thread's), and a thread that runs
+/// `body(i, stats)`. `body` is copied into each thread, so it holds what the thread shares
+/// with the pool by value (the pool's core) and nothing of the loop's.
+template <class Body>
+void start_pool_threads(std::vector<std::thread>& threads, int count, int worker_index, stats::Registry& registry,
+                        Body body) {
+  for (int i = 0; i < count; ++i) {
+    stats::ThreadStats& st = registry.add("pool-" + std::to_string(worker_index) + "-" + std::to_string(i), "pool");
+    threads.emplace_back([body, i, &st] { body(static_cast<std::size_t>(i), st); });
+  }
+}
 
 /// stop()'s wait for its threads: join every thread that has finished; once `deadline_ns`
 /// (monotonic) has passed, call `at_deadline` once and from then on detach every thread

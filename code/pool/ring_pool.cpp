@@ -93,11 +93,8 @@ void RingPool::bind(reactor::Reactor& reactor, FrameSink& sink, stats::Registry&
   loop_stats_ = &loop_stats;
   done_endpoint_.pool = this;
   reactor.add(core_->done.loop_fd(), EPOLLIN, &done_endpoint_);
-  for (int i = 0; i < config_.threads; ++i) {
-    auto& st = registry.add("pool-" + std::to_string(config_.worker_index) + "-" + std::to_string(i), "pool");
-    HandlerSlot& slot = core_->slots[static_cast<std::size_t>(i)];
-    threads_.emplace_back([core = core_, &st, &slot] { core->thread_main(st, slot); });
-  }
+  start_pool_threads(threads_, config_.threads, config_.worker_index, registry,
+                     [core = core_](std::size_t i, stats::ThreadStats& st) { core->thread_main(st, core->slots[i]); });
 }
 
 // ---------------------------------------------------------------- the loop's side
