@@ -9,12 +9,13 @@
 
 #include <cstdint>
 
+#include "sync/announce_order.h"
+
 namespace handoff::evloop {
 
-/// The order of the loop's two steps before a blocking wait. Only announce_then_recheck is
-/// correct; the reverse is kept, FOR TESTS AND MODELS ONLY, as the negative control of
-/// call_soon_threadsafe's wake.
-enum class WaitOrder { announce_then_recheck, recheck_then_announce };
+/// The order of the loop's two steps before a blocking wait (sync/announce_order.h); the
+/// reverse, FOR TESTS AND MODELS ONLY, is the negative control of call_soon_threadsafe's wake.
+using WaitOrder = sync::AnnounceOrder;
 
 /// The loop's steps before a wait that could block: true when it may block (no post is
 /// queued, and one pushed from now on finds the flag raised and pokes), false when a post

@@ -16,6 +16,7 @@
 #include "net/fd.h"
 #include "pool/handler_pool.h"
 #include "pool/wait_word.h"
+#include "sync/announce_order.h"
 #include "sync/mpmc_ring.h"
 #include "sync/spin_wait.h"
 
@@ -80,9 +81,9 @@ struct RingPoolSeams {
   CreditReturn credit_return = CreditReturn::fenced;
 
   /// The order of the loop's two steps before it waits (raise its flag, re-check the
-  /// completion ring). Only announce_then_recheck is correct; the reverse is the loop
-  /// side's negative control.
-  enum class LoopOrder { announce_then_recheck, recheck_then_announce };
+  /// completion ring; sync/announce_order.h). The reverse is the loop side's negative
+  /// control.
+  using LoopOrder = sync::AnnounceOrder;
   LoopOrder loop_order = LoopOrder::announce_then_recheck;
   /// A test hook run on the loop thread between those two steps. Empty in production.
   std::function<void()> between_loop_wait_steps;

@@ -13,6 +13,7 @@
 
 #include <cstdint>
 
+#include "sync/announce_order.h"
 #include "sync/atomics.h"
 
 namespace handoff::pool {
@@ -23,10 +24,9 @@ namespace handoff::pool {
 /// apart; the Relacy model (ring_pool_model) refutes it.
 enum class CreditReturn { fenced, relaxed_only };
 
-/// The order of a park's two steps. Only announce_then_recheck is correct; the reverse is
-/// kept, selectable (RingPoolSeams::park_order), as the negative control: a push that
-/// lands between the re-check and the announcement sees no parked thread and sends no wake.
-enum class ParkOrder { announce_then_recheck, recheck_then_announce };
+/// The order of a park's two steps (sync/announce_order.h); the reverse is selected by
+/// RingPoolSeams::park_order.
+using ParkOrder = sync::AnnounceOrder;
 
 /// The ring pool's one wake word: threads parked, and wakes in flight.
 template <class Atoms = sync::StdAtomics>
