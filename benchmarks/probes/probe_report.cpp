@@ -94,6 +94,19 @@ std::vector<std::string> envelope_problems(const Json& doc, const char* tool, bo
   return problems;
 }
 
+void positive_medians(const Json& r, const std::string& where, std::initializer_list<const char*> keys,
+                      std::vector<std::string>& problems) {
+  for (const char* k : keys) {
+    if (!r.contains(k) || !r[k].is_object() || !(r[k].value("median", 0.0) > 0)) {
+      problems.push_back(where + ": " + k + ".median is not a positive number");
+    }
+  }
+}
+
+void expect_once(const std::string& where, int found, std::vector<std::string>& problems) {
+  if (found != 1) problems.push_back(where + " appears " + std::to_string(found) + " times (expected once)");
+}
+
 int check_verdict(const std::vector<std::string>& problems, const char* tool, const std::string& path,
                   const std::string& passed) {
   for (const std::string& p : problems) std::fprintf(stderr, "%s --check: %s\n", tool, p.c_str());

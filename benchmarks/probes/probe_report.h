@@ -1,11 +1,13 @@
 // probes/probe_report: what the probes share: the machine they ran on, writing and reading
-// back a probe's JSON (for --check), a figure over rounds, and two CPUs to pin to (chapter 01).
-// Role: one description of the machine, one way to write and load a results file and one
-// placement on two CPUs, so that the probes (handoff-probe, sb-litmus, herd-probe) report,
-// judge and pin alike.
+// back a probe's JSON (for --check) and the judgements every --check makes, a figure over
+// rounds, and two CPUs to pin to (chapter 01).
+// Role: one description of the machine, one way to write and load a results file, one
+// wording of --check's common problems and one placement on two CPUs, so that the probes
+// report, judge and pin alike.
 #pragma once
 
 #include <functional>
+#include <initializer_list>
 #include <optional>
 #include <string>
 #include <vector>
@@ -46,6 +48,15 @@ std::optional<Json> read_json(const std::string& path, const char* tool);
 /// object, "settings" is one (when `with_settings`), "results" is an array. The problems
 /// found, in that order; the caller judges the results only when they are an array.
 std::vector<std::string> envelope_problems(const Json& doc, const char* tool, bool with_settings);
+
+/// Each of `keys` that is not an object of `r` whose "median" is above 0 pushed as "WHERE:
+/// KEY.median is not a positive number": a rate or a cost that every round measured.
+void positive_medians(const Json& r, const std::string& where, std::initializer_list<const char*> keys,
+                      std::vector<std::string>& problems);
+
+/// "WHERE appears FOUND times (expected once)" pushed unless `found` is 1: a result every
+/// report lists once (an arm, a variant, a policy).
+void expect_once(const std::string& where, int found, std::vector<std::string>& problems);
 
 /// --check's verdict: each problem on stderr as "TOOL --check: PROBLEM" and 1, or, with none,
 /// "TOOL --check: PATH PASSED" on stdout and 0.
