@@ -92,7 +92,7 @@ struct Settings {
   double seconds = 1.0;
   unsigned rounds = 3;
   handoff::probes::InterpretedWork work{30, 20, 20};  // --work-us, --after-post-us, --callback-us
-  handoff::probes::LockArms lock_arms;  // --spin-us, --lock, --switch-interval-us
+  handoff::probes::LockArms lock_arms;                // --spin-us, --lock, --switch-interval-us
 };
 
 struct Arm {
@@ -275,33 +275,27 @@ Json result_of(const Arm& arm, const Tally& t, unsigned rounds) {
 // request. The lock arms' costs are reported, never asserted.
 // -------------------------------------------------------------------------------------
 
-int check_file(const std::string& path) {
-  const std::optional<Json> read = handoff::probes::read_json(path, kTool);
-  if (!read) return 1;
-  const Json& doc = *read;
-  std::vector<std::string> problems = handoff::probes::envelope_problems(doc, kTool, true);
-  if (doc.contains("results") && doc["results"].is_array()) {
-    for (const Arm arm : {Arm{0, true}, Arm{50, true}, Arm{0, false}, Arm{50, false}}) {
-      const std::string where = arm.name();
-      int found = 0;
-      for (const Json& r : doc["results"]) {
-        if (r.value("arm", "") != where) continue;
-        ++found;
-        if (!r.contains("completions") || !r["completions"].is_number_unsigned() ||
-            r["completions"].get<std::uint64_t>() == 0) {
-          problems.push_back(where + ": no completions");
-        }
-        handoff::probes::positive_medians(r, where, {"completions_per_s", "loop_cpu_us_per_completion"}, problems);
-        handoff::probes::judge_loop_distributions(r, where, arm.lock, problems);
-        if (!arm.lock && r.contains("drop_requests_per_completion") &&
-            r["drop_requests_per_completion"].value("max", -1.0) != 0.0) {
-          problems.push_back(where + ": drop requests without a lock");
-        }
-      }
-      handoff::probes::expect_once(where, found, problems);
+void judge(const Json& doc, std::vector<std::string>& problems) {
+  for (const Arm arm : {Arm{0, true}, Arm{50, true}, Arm{0, false}, Arm{50, false}}) {
+    const std::string where = arm.name();
+    const Json* one = handoff::probes::the_one(doc["results"], where, handoff::probes::named("arm", where), problems);
+    if (one == nullptr) continue;
+    const Json& r = *one;
+    if (!r.contains("completions") || !r["completions"].is_number_unsigned() ||
+        r["completions"].get<std::uint64_t>() == 0) {
+      problems.push_back(where + ": no completions");
+    }
+    handoff::probes::positive_medians(r, where, {"completions_per_s", "loop_cpu_us_per_completion"}, problems);
+    handoff::probes::judge_loop_distributions(r, where, arm.lock, problems);
+    if (!arm.lock && r.contains("drop_requests_per_completion") &&
+        r["drop_requests_per_completion"].value("max", -1.0) != 0.0) {
+      problems.push_back(where + ": drop requests without a lock");
     }
   }
-  return handoff::probes::check_verdict(problems, kTool, path, "lists the four arms; the no-lock arms never waited");
+}
+
+int check_file(const std::string& path) {
+  return handoff::probes::check_report(path, kTool, true, "lists the four arms; the no-lock arms never waited", judge);
 }
 
 void print_table(const Json& doc) {

@@ -86,8 +86,8 @@ struct LoopTally {
 
   /// One run's: `completions` in `wall_s`, the loop's CPU over them, every take of the lock
   /// it made (its wait, ns) and the completions of each of its turns.
-  void add(std::uint64_t completions, double wall_s, std::int64_t loop_cpu_ns, const std::vector<std::int64_t>& waits_ns,
-           const std::vector<std::uint32_t>& turns);
+  void add(std::uint64_t completions, double wall_s, std::int64_t loop_cpu_ns,
+           const std::vector<std::int64_t>& waits_ns, const std::vector<std::uint32_t>& turns);
 };
 
 /// The line a probe says on stderr after each run, from `t`'s last run: "round R/N ARM

@@ -111,7 +111,7 @@ struct Settings {
   unsigned warmup_ms = 300;
   unsigned rounds = 3;
   handoff::probes::InterpretedWork work{10, 10, 5};  // --work-us, --after-post-us, --callback-us
-  handoff::probes::LockArms lock_arms;  // --spin-us, --lock, --switch-interval-us
+  handoff::probes::LockArms lock_arms;               // --spin-us, --lock, --switch-interval-us
   std::string pg = "hostaddr=127.0.0.1";
   std::string database = "handoff_churn";
 };
@@ -284,7 +284,9 @@ class ChurnRun final : public evloop::PollHooks {
     drivers_left_.fetch_sub(1, std::memory_order_release);  // release: pairs with loop_main's acquire load (error path)
   }
 
-  void work_on_loop() { interpreted(lock_, std::int64_t{s_.work.callback_us} * 1000, measuring_ ? &loop_waits_ : nullptr); }
+  void work_on_loop() {
+    interpreted(lock_, std::int64_t{s_.work.callback_us} * 1000, measuring_ ? &loop_waits_ : nullptr);
+  }
 
   // db_route's two_queries as callbacks: check out, SELECT 1 twice on one connection, check
   // in, answer. A request holds its connection in a shared state its callbacks share.
@@ -468,42 +470,36 @@ std::vector<Arm> all_arms(const std::vector<std::string>& turns, const std::vect
 // more is reported, never asserted.
 // -------------------------------------------------------------------------------------
 
-int check_file(const std::string& path) {
-  const std::optional<Json> read = handoff::probes::read_json(path, kTool);
-  if (!read) return 1;
-  const Json& doc = *read;
-  std::vector<std::string> problems = handoff::probes::envelope_problems(doc, kTool, true);
-  if (doc.contains("results") && doc["results"].is_array()) {
-    for (const Arm& arm : all_arms({"drain", "generation"}, {0, 50}, {"on", "off"})) {
-      const std::string where = arm.name();
-      int found = 0;
-      for (const Json& r : doc["results"]) {
-        if (r.value("arm", "") != where) continue;
-        ++found;
-        if (!r.contains("requests") || !r["requests"].is_number_unsigned() || r["requests"].get<std::uint64_t>() == 0) {
-          problems.push_back(where + ": no requests");
-        }
-        if (!r.contains("errors") || !r["errors"].is_number_unsigned() || r["errors"].get<std::uint64_t>() != 0) {
-          problems.push_back(where + ": requests failed (" + r.value("first_error", std::string("?")) + ")");
-        }
-        handoff::probes::positive_medians(r, where, {"requests_per_s", "loop_cpu_us_per_request"}, problems);
-        for (const char* k : {"new_sessions_per_1k", "pool_opened_per_1k", "pool_closed_on_checkin_per_1k"}) {
-          if (!r.contains(k) || !r[k].is_object() || !r[k].contains("min") || !r[k]["min"].is_number() ||
-              r[k]["min"].get<double>() < 0) {
-            problems.push_back(where + ": " + k + " is not a count >= 0 in every round");
-          }
-        }
-        handoff::probes::judge_loop_distributions(r, where, arm.lock, problems);
-        if (r.contains("completions_per_turn") && r["completions_per_turn"].is_object() &&
-            !(r["completions_per_turn"].value("mean", 0.0) > 0)) {
-          problems.push_back(where + ": completions_per_turn.mean is not a positive number");
-        }
+void judge(const Json& doc, std::vector<std::string>& problems) {
+  for (const Arm& arm : all_arms({"drain", "generation"}, {0, 50}, {"on", "off"})) {
+    const std::string where = arm.name();
+    const Json* one = handoff::probes::the_one(doc["results"], where, handoff::probes::named("arm", where), problems);
+    if (one == nullptr) continue;
+    const Json& r = *one;
+    if (!r.contains("requests") || !r["requests"].is_number_unsigned() || r["requests"].get<std::uint64_t>() == 0) {
+      problems.push_back(where + ": no requests");
+    }
+    if (!r.contains("errors") || !r["errors"].is_number_unsigned() || r["errors"].get<std::uint64_t>() != 0) {
+      problems.push_back(where + ": requests failed (" + r.value("first_error", std::string("?")) + ")");
+    }
+    handoff::probes::positive_medians(r, where, {"requests_per_s", "loop_cpu_us_per_request"}, problems);
+    for (const char* k : {"new_sessions_per_1k", "pool_opened_per_1k", "pool_closed_on_checkin_per_1k"}) {
+      if (!r.contains(k) || !r[k].is_object() || !r[k].contains("min") || !r[k]["min"].is_number() ||
+          r[k]["min"].get<double>() < 0) {
+        problems.push_back(where + ": " + k + " is not a count >= 0 in every round");
       }
-      handoff::probes::expect_once(where, found, problems);
+    }
+    handoff::probes::judge_loop_distributions(r, where, arm.lock, problems);
+    if (r.contains("completions_per_turn") && r["completions_per_turn"].is_object() &&
+        !(r["completions_per_turn"].value("mean", 0.0) > 0)) {
+      problems.push_back(where + ": completions_per_turn.mean is not a positive number");
     }
   }
-  return handoff::probes::check_verdict(problems, kTool, path,
-                                        "lists the eight arms, each served requests without an error");
+}
+
+int check_file(const std::string& path) {
+  return handoff::probes::check_report(path, kTool, true, "lists the eight arms, each served requests without an error",
+                                       judge);
 }
 
 void print_table(const Json& doc) {
@@ -580,8 +576,8 @@ int run(int argc, char** argv) {
   }
   Json results = Json::array();
   for (std::size_t k = 0; k < arms.size(); ++k) results.push_back(result_of(arms[k], tallies[k], s.rounds));
-  Json settings{{"drivers", s.drivers},     {"pool_size", s.pool_size}, {"max_overflow", s.max_overflow},
-                {"seconds", s.seconds},     {"warmup_ms", s.warmup_ms}, {"rounds", s.rounds}};
+  Json settings{{"drivers", s.drivers}, {"pool_size", s.pool_size}, {"max_overflow", s.max_overflow},
+                {"seconds", s.seconds}, {"warmup_ms", s.warmup_ms}, {"rounds", s.rounds}};
   settings.update(handoff::probes::interpreted_work_settings(s.work));
   settings.update(handoff::probes::lock_arms_settings(s.lock_arms));
   settings.update(Json{{"turn", turns}, {"queries", "SELECT 1, twice per request"}, {"postgres", server_version}});

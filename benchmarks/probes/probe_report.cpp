@@ -103,8 +103,22 @@ void positive_medians(const Json& r, const std::string& where, std::initializer_
   }
 }
 
-void expect_once(const std::string& where, int found, std::vector<std::string>& problems) {
-  if (found != 1) problems.push_back(where + " appears " + std::to_string(found) + " times (expected once)");
+const Json* the_one(const Json& results, const std::string& where, const std::function<bool(const Json& r)>& is,
+                    std::vector<std::string>& problems) {
+  const Json* one = nullptr;
+  int found = 0;
+  for (const Json& r : results) {
+    if (!is(r)) continue;
+    one = &r;
+    ++found;
+  }
+  if (found == 1) return one;
+  problems.push_back(where + " appears " + std::to_string(found) + " times (expected once)");
+  return nullptr;
+}
+
+std::function<bool(const Json& r)> named(const char* key, const std::string& value) {
+  return [key, value](const Json& r) { return r.value(key, "") == value; };
 }
 
 int check_verdict(const std::vector<std::string>& problems, const char* tool, const std::string& path,
@@ -113,6 +127,15 @@ int check_verdict(const std::vector<std::string>& problems, const char* tool, co
   if (!problems.empty()) return 1;
   std::printf("%s --check: %s %s\n", tool, path.c_str(), passed.c_str());
   return 0;
+}
+
+int check_report(const std::string& path, const char* tool, bool with_settings, const std::string& passed,
+                 const std::function<void(const Json& doc, std::vector<std::string>& problems)>& judge) {
+  const std::optional<Json> read = read_json(path, tool);
+  if (!read) return 1;
+  std::vector<std::string> problems = envelope_problems(*read, tool, with_settings);
+  if (read->contains("results") && (*read)["results"].is_array()) judge(*read, problems);
+  return check_verdict(problems, tool, path, passed);
 }
 
 int emit_report(const Json& doc, const std::string& path, const char* tool,

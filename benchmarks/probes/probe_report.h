@@ -54,14 +54,25 @@ std::vector<std::string> envelope_problems(const Json& doc, const char* tool, bo
 void positive_medians(const Json& r, const std::string& where, std::initializer_list<const char*> keys,
                       std::vector<std::string>& problems);
 
-/// "WHERE appears FOUND times (expected once)" pushed unless `found` is 1: a result every
-/// report lists once (an arm, a variant, a policy).
-void expect_once(const std::string& where, int found, std::vector<std::string>& problems);
+/// The result a report lists once (an arm, a variant, a policy): the one of `results` that
+/// `is` picks, or nullptr after "WHERE appears N times (expected once)" pushed when it picks
+/// none or more than one.
+const Json* the_one(const Json& results, const std::string& where, const std::function<bool(const Json& r)>& is,
+                    std::vector<std::string>& problems);
+
+/// What picks the results whose string `key` is `value`, for the_one.
+std::function<bool(const Json& r)> named(const char* key, const std::string& value);
 
 /// --check's verdict: each problem on stderr as "TOOL --check: PROBLEM" and 1, or, with none,
 /// "TOOL --check: PATH PASSED" on stdout and 0.
 int check_verdict(const std::vector<std::string>& problems, const char* tool, const std::string& path,
                   const std::string& passed);
+
+/// --check FILE, the frame of every probe's judge: the report in `path` read back, its
+/// envelope judged (envelope_problems), then, when its "results" are an array, the probe's
+/// own `judge(doc, problems)`. The verdict (check_verdict, with `passed`): the exit status.
+int check_report(const std::string& path, const char* tool, bool with_settings, const std::string& passed,
+                 const std::function<void(const Json& doc, std::vector<std::string>& problems)>& judge);
 
 /// A probe's report, done: printed whole to stdout when `path` is empty, else written to
 /// `path` and summed up on stdout by `print_table`. The probe's exit status.

@@ -195,34 +195,28 @@ Json result_of(const std::string& arm, Tally& t) {
 // --check FILE: the smoke test's judge. The shape (each arm once, each with sends and
 // latencies), and what an arm cannot have: the per-worker arm never contends or defers (no
 // stack is shared), and only the hand-off arm hands off. Costs are reported, never asserted.
-int check_file(const std::string& path) {
-  const auto read = handoff::probes::read_json(path, kTool);
-  if (!read) return 1;
-  const Json& doc = *read;
-  std::vector<std::string> problems = handoff::probes::envelope_problems(doc, kTool, true);
-  if (doc.contains("results") && doc["results"].is_array()) {
-    for (const std::string& arm : kArms) {
-      int found = 0;
-      for (const Json& r : doc["results"]) {
-        if (r.value("arm", "") != arm) continue;
-        ++found;
-        if (r.value("sends", 0ULL) == 0) problems.push_back(arm + ": no sends");
-        if (!r.contains("send_latency_us") || !(r["send_latency_us"].value("max", 0.0) > 0)) {
-          problems.push_back(arm + ": no send latency");
-        }
-        if (arm == "per-worker" &&
-            (r.value("lock_contends_per_send", -1.0) != 0.0 || r.value("deferred_per_send", -1.0) != 0.0)) {
-          problems.push_back(arm + ": a stack per worker contended or deferred");
-        }
-        if (arm != "shared-handoff" && r.value("handoffs_per_send", -1.0) != 0.0) {
-          problems.push_back(arm + ": hand-offs without the hand-off variant");
-        }
-      }
-      if (found != 1) problems.push_back(arm + " appears " + std::to_string(found) + " times (expected once)");
+void judge(const Json& doc, std::vector<std::string>& problems) {
+  for (const std::string& arm : kArms) {
+    const Json* one = handoff::probes::the_one(doc["results"], arm, handoff::probes::named("arm", arm), problems);
+    if (one == nullptr) continue;
+    const Json& r = *one;
+    if (r.value("sends", 0ULL) == 0) problems.push_back(arm + ": no sends");
+    if (!r.contains("send_latency_us") || !(r["send_latency_us"].value("max", 0.0) > 0)) {
+      problems.push_back(arm + ": no send latency");
+    }
+    if (arm == "per-worker" &&
+        (r.value("lock_contends_per_send", -1.0) != 0.0 || r.value("deferred_per_send", -1.0) != 0.0)) {
+      problems.push_back(arm + ": a stack per worker contended or deferred");
+    }
+    if (arm != "shared-handoff" && r.value("handoffs_per_send", -1.0) != 0.0) {
+      problems.push_back(arm + ": hand-offs without the hand-off variant");
     }
   }
-  return handoff::probes::check_verdict(problems, kTool, path,
-                                        "lists the four arms; the per-worker arm never contended");
+}
+
+int check_file(const std::string& path) {
+  return handoff::probes::check_report(path, kTool, true, "lists the four arms; the per-worker arm never contended",
+                                       judge);
 }
 
 void print_table(const Json& doc) {

@@ -144,47 +144,43 @@ Round run_policy(const std::string& policy, const Shape& shape) {
 // asserted: how often the shared policy loses one is what the probe measures.
 // -------------------------------------------------------------------------------------
 
-int check_file(const std::string& path) {
-  const std::optional<Json> read = handoff::probes::read_json(path, kTool);
-  if (!read) return 1;
-  const Json& doc = *read;
-  std::vector<std::string> problems = handoff::probes::envelope_problems(doc, kTool, true);
-  if (doc.contains("results") && doc["results"].is_array()) {
-    for (const char* p : kPolicies) {
-      const std::string policy = p;
-      int found = 0;
-      for (const Json& r : doc["results"]) {
-        if (r.value("policy", "") != policy) continue;
-        ++found;
-        bool counts = true;
-        for (const char* k : {"rounds", "lost_rounds", "unanswered_rounds", "rounds_with_stolen_pokes", "stolen_pokes",
-                              "chained_wakes", "age_wakes", "wakes_sent", "parks"}) {
-          if (!r.contains(k) || !r[k].is_number_unsigned()) {
-            problems.push_back(policy + ": " + k + " is not a count");
-            counts = false;
-          }
-        }
-        const Json& f = r.contains("fast_ms") ? r["fast_ms"] : Json();
-        if (!f.is_object() || !(f.value("min", -1.0) >= 0) || !(f.value("min", -1.0) <= f.value("median", -1.0)) ||
-            !(f.value("median", -1.0) <= f.value("max", -1.0))) {
-          problems.push_back(policy + ": fast_ms is not {median, min, max} with 0 <= min <= median <= max");
-        }
-        if (!counts) continue;
-        const auto n = [&](const char* k) { return r[k].get<std::uint64_t>(); };
-        if (n("rounds") == 0) problems.push_back(policy + " ran no rounds");
-        if (n("lost_rounds") > n("rounds") || n("unanswered_rounds") > n("lost_rounds") ||
-            n("rounds_with_stolen_pokes") > n("rounds") || n("rounds_with_stolen_pokes") > n("stolen_pokes")) {
-          problems.push_back(policy + ": the round counts do not add up");
-        }
-        if (n("wakes_sent") == 0 || n("parks") == 0) problems.push_back(policy + ": no wakes or no parks counted");
-        if (policy == "elastic" && n("stolen_pokes") != 0) problems.push_back("elastic: a lane poll ate a poke");
-        if (policy != "chained" && n("chained_wakes") != 0) problems.push_back(policy + ": chained wakes counted");
-        if (policy != "elastic" && n("age_wakes") != 0) problems.push_back(policy + ": age wakes counted");
+void judge(const Json& doc, std::vector<std::string>& problems) {
+  for (const char* p : kPolicies) {
+    const std::string policy = p;
+    const Json* one =
+        handoff::probes::the_one(doc["results"], policy, handoff::probes::named("policy", policy), problems);
+    if (one == nullptr) continue;
+    const Json& r = *one;
+    bool counts = true;
+    for (const char* k : {"rounds", "lost_rounds", "unanswered_rounds", "rounds_with_stolen_pokes", "stolen_pokes",
+                          "chained_wakes", "age_wakes", "wakes_sent", "parks"}) {
+      if (!r.contains(k) || !r[k].is_number_unsigned()) {
+        problems.push_back(policy + ": " + k + " is not a count");
+        counts = false;
       }
-      if (found != 1) problems.push_back(policy + " appears " + std::to_string(found) + " times (expected once)");
     }
+    const Json& f = r.contains("fast_ms") ? r["fast_ms"] : Json();
+    if (!f.is_object() || !(f.value("min", -1.0) >= 0) || !(f.value("min", -1.0) <= f.value("median", -1.0)) ||
+        !(f.value("median", -1.0) <= f.value("max", -1.0))) {
+      problems.push_back(policy + ": fast_ms is not {median, min, max} with 0 <= min <= median <= max");
+    }
+    if (!counts) continue;
+    const auto n = [&](const char* k) { return r[k].get<std::uint64_t>(); };
+    if (n("rounds") == 0) problems.push_back(policy + " ran no rounds");
+    if (n("lost_rounds") > n("rounds") || n("unanswered_rounds") > n("lost_rounds") ||
+        n("rounds_with_stolen_pokes") > n("rounds") || n("rounds_with_stolen_pokes") > n("stolen_pokes")) {
+      problems.push_back(policy + ": the round counts do not add up");
+    }
+    if (n("wakes_sent") == 0 || n("parks") == 0) problems.push_back(policy + ": no wakes or no parks counted");
+    if (policy == "elastic" && n("stolen_pokes") != 0) problems.push_back("elastic: a lane poll ate a poke");
+    if (policy != "chained" && n("chained_wakes") != 0) problems.push_back(policy + ": chained wakes counted");
+    if (policy != "elastic" && n("age_wakes") != 0) problems.push_back(policy + ": age wakes counted");
   }
-  return handoff::probes::check_verdict(problems, kTool, path, "lists every policy with counters each policy can have");
+}
+
+int check_file(const std::string& path) {
+  return handoff::probes::check_report(path, kTool, true, "lists every policy with counters each policy can have",
+                                       judge);
 }
 
 void print_table(const Json& doc) {
