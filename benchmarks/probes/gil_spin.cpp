@@ -299,17 +299,16 @@ int check_file(const std::string& path) {
 }
 
 void print_table(const Json& doc) {
-  std::printf("%-14s %10s %10s %9s %9s %9s %9s %9s %9s %9s\n", "arm", "compl/s", "loopCPUus", "wait p50", "wait p99",
-              "wait max", "drops/c", "per turn", "catch/c", "parks/c");
-  for (const Json& r : doc["results"]) {
-    std::printf("%-14s %10.0f %10.2f %9.1f %9.1f %9.1f %9.4f %9.2f %9.3f %9.3f\n", r["arm"].get<std::string>().c_str(),
-                r["completions_per_s"]["median"].get<double>(), r["loop_cpu_us_per_completion"]["median"].get<double>(),
-                r["loop_lock_wait_us"]["p50"].get<double>(), r["loop_lock_wait_us"]["p99"].get<double>(),
-                r["loop_lock_wait_us"]["max"].get<double>(), r["drop_requests_per_completion"]["median"].get<double>(),
-                r["completions_per_turn"]["mean"].get<double>(),
-                r["spin_catches_per_completion"]["median"].get<double>(),
-                r["parks_per_completion"]["median"].get<double>());
-  }
+  handoff::probes::print_columns(doc, 14,
+                                 {{"compl/s", 10, 0, "completions_per_s", "median"},
+                                  {"loopCPUus", 10, 2, "loop_cpu_us_per_completion", "median"},
+                                  {"wait p50", 9, 1, "loop_lock_wait_us", "p50"},
+                                  {"wait p99", 9, 1, "loop_lock_wait_us", "p99"},
+                                  {"wait max", 9, 1, "loop_lock_wait_us", "max"},
+                                  {"drops/c", 9, 4, "drop_requests_per_completion", "median"},
+                                  {"per turn", 9, 2, "completions_per_turn", "mean"},
+                                  {"catch/c", 9, 3, "spin_catches_per_completion", "median"},
+                                  {"parks/c", 9, 3, "parks_per_completion", "median"}});
 }
 
 int run(int argc, char** argv) {

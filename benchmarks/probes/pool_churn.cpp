@@ -503,16 +503,16 @@ int check_file(const std::string& path) {
 }
 
 void print_table(const Json& doc) {
-  std::printf("%-24s %8s %9s %9s %9s %9s %9s %7s %9s %9s\n", "arm", "req/s", "loopCPUus", "sess/1k", "open/1k",
-              "close/1k", "per turn", "p99", "wait p99", "wait max");
-  for (const Json& r : doc["results"]) {
-    std::printf("%-24s %8.0f %9.2f %9.2f %9.2f %9.2f %9.2f %7.0f %9.1f %9.1f\n", r["arm"].get<std::string>().c_str(),
-                r["requests_per_s"]["median"].get<double>(), r["loop_cpu_us_per_request"]["median"].get<double>(),
-                r["new_sessions_per_1k"]["median"].get<double>(), r["pool_opened_per_1k"]["median"].get<double>(),
-                r["pool_closed_on_checkin_per_1k"]["median"].get<double>(),
-                r["completions_per_turn"]["mean"].get<double>(), r["completions_per_turn"]["p99"].get<double>(),
-                r["loop_lock_wait_us"]["p99"].get<double>(), r["loop_lock_wait_us"]["max"].get<double>());
-  }
+  handoff::probes::print_columns(doc, 24,
+                                 {{"req/s", 8, 0, "requests_per_s", "median"},
+                                  {"loopCPUus", 9, 2, "loop_cpu_us_per_request", "median"},
+                                  {"sess/1k", 9, 2, "new_sessions_per_1k", "median"},
+                                  {"open/1k", 9, 2, "pool_opened_per_1k", "median"},
+                                  {"close/1k", 9, 2, "pool_closed_on_checkin_per_1k", "median"},
+                                  {"per turn", 9, 2, "completions_per_turn", "mean"},
+                                  {"p99", 7, 0, "completions_per_turn", "p99"},
+                                  {"wait p99", 9, 1, "loop_lock_wait_us", "p99"},
+                                  {"wait max", 9, 1, "loop_lock_wait_us", "max"}});
 }
 
 int run(int argc, char** argv) {

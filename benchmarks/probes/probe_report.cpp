@@ -138,6 +138,20 @@ int check_report(const std::string& path, const char* tool, bool with_settings, 
   return check_verdict(problems, tool, path, passed);
 }
 
+void print_columns(const Json& doc, int arm_width, std::initializer_list<Column> columns) {
+  std::printf("%-*s", arm_width, "arm");
+  for (const Column& c : columns) std::printf(" %*s", c.width, c.head);
+  std::printf("\n");
+  for (const Json& r : doc["results"]) {
+    std::printf("%-*s", arm_width, r["arm"].get<std::string>().c_str());
+    for (const Column& c : columns) {
+      const Json& v = *c.field != '\0' ? r[c.key][c.field] : r[c.key];
+      std::printf(" %*.*f", c.width, c.decimals, v.get<double>());
+    }
+    std::printf("\n");
+  }
+}
+
 int emit_report(const Json& doc, const std::string& path, const char* tool,
                 const std::function<void(const Json&)>& print_table) {
   if (path.empty()) {

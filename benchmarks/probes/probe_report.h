@@ -1,9 +1,9 @@
 // probes/probe_report: what the probes share: the machine they ran on, writing and reading
 // back a probe's JSON (for --check) and the judgements every --check makes, a figure over
-// rounds, and two CPUs to pin to (chapter 01).
+// rounds, a summary table, and two CPUs to pin to (chapter 01).
 // Role: one description of the machine, one way to write and load a results file, one
-// wording of --check's common problems and one placement on two CPUs, so that the probes
-// report, judge and pin alike.
+// wording of --check's common problems, one table layout and one placement on two CPUs, so
+// that the probes report, judge and pin alike.
 #pragma once
 
 #include <functional>
@@ -73,6 +73,20 @@ int check_verdict(const std::vector<std::string>& problems, const char* tool, co
 /// own `judge(doc, problems)`. The verdict (check_verdict, with `passed`): the exit status.
 int check_report(const std::string& path, const char* tool, bool with_settings, const std::string& passed,
                  const std::function<void(const Json& doc, std::vector<std::string>& problems)>& judge);
+
+/// One column of a probe's summary table: its head, its width and decimals, and the number
+/// it shows, each result's `key` (its `field` when that is not empty: "median", "p99").
+struct Column {
+  const char* head;
+  int width;
+  int decimals;
+  const char* key;
+  const char* field;
+};
+
+/// A probe's summary table on stdout (a `print_table`): a row a result, its "arm"
+/// left-aligned in `arm_width`, then each of `columns` right-aligned after a space.
+void print_columns(const Json& doc, int arm_width, std::initializer_list<Column> columns);
 
 /// A probe's report, done: printed whole to stdout when `path` is empty, else written to
 /// `path` and summed up on stdout by `print_table`. The probe's exit status.

@@ -220,16 +220,16 @@ int check_file(const std::string& path) {
 }
 
 void print_table(const Json& doc) {
-  std::printf("%-17s %10s %9s %9s %10s %10s %9s %9s %9s %9s\n", "arm", "sends/s", "p50 us", "p99 us", "max us",
-              "contend/op", "defer/op", "empty/op", "sleep/op", "wake/op");
-  for (const Json& r : doc["results"]) {
-    std::printf("%-17s %10.0f %9.2f %9.2f %10.1f %10.4f %9.4f %9.4f %9.4f %9.4f\n", r["arm"].get<std::string>().c_str(),
-                r["sends_per_s"]["median"].get<double>(), r["send_latency_us"]["p50"].get<double>(),
-                r["send_latency_us"]["p99"].get<double>(), r["send_latency_us"]["max"].get<double>(),
-                r["lock_contends_per_send"].get<double>(), r["deferred_per_send"].get<double>(),
-                r["pool_empty_per_send"].get<double>(), r["lock_sleeps_per_send"].get<double>(),
-                r["lock_wakes_per_send"].get<double>());
-  }
+  handoff::probes::print_columns(doc, 17,
+                                 {{"sends/s", 10, 0, "sends_per_s", "median"},
+                                  {"p50 us", 9, 2, "send_latency_us", "p50"},
+                                  {"p99 us", 9, 2, "send_latency_us", "p99"},
+                                  {"max us", 10, 1, "send_latency_us", "max"},
+                                  {"contend/op", 10, 4, "lock_contends_per_send", ""},
+                                  {"defer/op", 9, 4, "deferred_per_send", ""},
+                                  {"empty/op", 9, 4, "pool_empty_per_send", ""},
+                                  {"sleep/op", 9, 4, "lock_sleeps_per_send", ""},
+                                  {"wake/op", 9, 4, "lock_wakes_per_send", ""}});
 }
 
 int run(int argc, char** argv) {
