@@ -294,10 +294,6 @@ void judge(const Json& doc, std::vector<std::string>& problems) {
   }
 }
 
-int check_file(const std::string& path) {
-  return handoff::probes::check_report(path, kTool, true, "lists the four arms; the no-lock arms never waited", judge);
-}
-
 void print_table(const Json& doc) {
   handoff::probes::print_columns(doc, 14,
                                  {{"compl/s", 10, 0, "completions_per_s", "median"},
@@ -324,7 +320,8 @@ int run(int argc, char** argv) {
   handoff::probes::add_interpreted_work_flags(cli, s.work, "handler", 1, "per completion");
   handoff::probes::add_lock_arm_flags(cli, s.lock_arms);
   probe.add_report_flags("the four arms once, the no-lock arms never waiting");
-  if (const auto status = probe.parse(argc, argv, check_file)) return *status;
+  if (const auto status = probe.parse(argc, argv, true, "lists the four arms; the no-lock arms never waited", judge))
+    return *status;
 
   std::vector<Arm> arms;
   for (const std::string& l : {std::string("on"), std::string("off")}) {

@@ -576,12 +576,6 @@ void judge(const Json& doc, std::vector<std::string>& problems) {
   }
 }
 
-int check_file(const std::string& path) {
-  return handoff::probes::check_report(
-      path, "handoff-probe", false,
-      "lists all " + std::to_string(kMechanisms.size()) + " mechanisms with positive costs", judge);
-}
-
 void print_table(const Json& doc) {
   const bool busy = doc.value("busy_neighbour", false);
   std::printf("%-24s %-9s %28s %28s %10s %10s %8s\n", "mechanism", "neighbour", "wall us/rt median [min-max]",
@@ -623,7 +617,10 @@ int run(int argc, char** argv) {
                  "CPU goes idle (figures suffixed _busy_neighbour)")
       ->one_of({"on", "off"});
   probe.add_report_flags("every mechanism, in both arms, with positive costs")->excludes("--only");
-  if (const auto status = probe.parse(argc, argv, check_file)) return *status;
+  if (const auto status =
+          probe.parse(argc, argv, false,
+                      "lists all " + std::to_string(kMechanisms.size()) + " mechanisms with positive costs", judge))
+    return *status;
 
   std::vector<const Entry*> selected;
   for (const Entry& e : kMechanisms) {

@@ -513,11 +513,6 @@ void judge(const Json& doc, std::vector<std::string>& problems) {
   }
 }
 
-int check_file(const std::string& path) {
-  return handoff::probes::check_report(path, "herd-probe", true,
-                                       "lists every mechanism at every W, and its wakes add up", judge);
-}
-
 void print_table(const Json& doc) {
   std::printf("%-20s %2s %26s %26s %12s %24s\n", "mechanism", "W", "wall us/wake median [min-max]",
               "cpu us/wake median [min-max]", "woken/wake", "woke first/last/other");
@@ -570,7 +565,9 @@ int run(int argc, char** argv) {
                  "settle that takes longer makes the wake late, counted as a gap overrun")
       ->range(0u, 1'000'000u);
   probe.add_report_flags("every mechanism at W = 1, 2, 4, 8 once, and its wake classes adding up")->excludes("--only");
-  if (const auto status = probe.parse(argc, argv, check_file)) return *status;
+  if (const auto status =
+          probe.parse(argc, argv, true, "lists every mechanism at every W, and its wakes add up", judge))
+    return *status;
 
   struct Cell {
     const Entry* entry;

@@ -132,10 +132,6 @@ void judge(const Json& doc, std::vector<std::string>& problems) {
   }
 }
 
-int check_file(const std::string& path) {
-  return handoff::probes::check_report(path, kTool, true, "lists both variants; the fenced ring never stalled", judge);
-}
-
 struct Tally {
   std::vector<double> wall_s, wakes_per_s, waits_per_wake, catches_per_wake, pokes_per_wake, late_per_wake;
   std::vector<std::uint64_t> stalls_per_run;
@@ -189,7 +185,8 @@ int run(int argc, char** argv) {
   cli.add_flag("--unpinned", unpinned,
                "Leave the two threads where the scheduler puts them (default: each on its own CPU)");
   probe.add_report_flags("both variants once, and no stall with the fences on");
-  if (const auto status = probe.parse(argc, argv, check_file)) return *status;
+  if (const auto status = probe.parse(argc, argv, true, "lists both variants; the fenced ring never stalled", judge))
+    return *status;
   po.stall_after = std::chrono::milliseconds(stall_ms);
   po.pinned = !unpinned;
   po.give_up = std::chrono::milliseconds(std::max(give_up_ms, stall_ms));

@@ -497,11 +497,6 @@ void judge(const Json& doc, std::vector<std::string>& problems) {
   }
 }
 
-int check_file(const std::string& path) {
-  return handoff::probes::check_report(path, kTool, true, "lists the eight arms, each served requests without an error",
-                                       judge);
-}
-
 void print_table(const Json& doc) {
   handoff::probes::print_columns(doc, 24,
                                  {{"req/s", 8, 0, "requests_per_s", "median"},
@@ -543,7 +538,9 @@ int run(int argc, char** argv) {
                  "The pool's database, created afresh (must not be the monitor's, PGDATABASE)")
       ->show_default();
   probe.add_report_flags("the eight arms once, each with requests and no errors");
-  if (const auto status = probe.parse(argc, argv, check_file)) return *status;
+  if (const auto status =
+          probe.parse(argc, argv, true, "lists the eight arms, each served requests without an error", judge))
+    return *status;
 
   const std::vector<Arm> arms = all_arms(turns, s.lock_arms.spins, s.lock_arms.locks);
   std::vector<Tally> tallies(arms.size());

@@ -217,11 +217,6 @@ void judge(const Json& doc, std::vector<std::string>& problems) {
   }
 }
 
-int check_file(const std::string& path) {
-  return handoff::probes::check_report(
-      path, "resolver-burst", true, "lists every row, every lookup answered, and the capped arm within its cap", judge);
-}
-
 void print_table(const Json& doc) {
   std::printf("%-10s %-9s %26s %26s %22s %20s\n", "lookup", "bound", "wall ms median [min-max]",
               "cpu ms median [min-max]", "threads started", "peak running");
@@ -252,7 +247,9 @@ int run(int argc, char** argv) {
   cli.add_option("--only-bound", only_bound, "Run only this arm (repeatable)")->one_of({"capped", "unbounded"});
   probe.add_report_flags("every row once, every lookup answered, the capped arm within its cap")
       ->excludes("--only-bound");
-  if (const auto status = probe.parse(argc, argv, check_file)) return *status;
+  if (const auto status = probe.parse(
+          argc, argv, true, "lists every row, every lookup answered, and the capped arm within its cap", judge))
+    return *status;
 
   const std::size_t cpus = evloop::affinity_cpus();
   const std::size_t cap = evloop::lookup_cap(cpus);

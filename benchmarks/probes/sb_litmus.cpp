@@ -245,11 +245,6 @@ void judge(const Json& doc, std::vector<std::string>& problems) {
   }
 }
 
-int check_file(const std::string& path) {
-  return handoff::probes::check_report(path, "sb-litmus", false,
-                                       "lists every variant and placement; the fenced ones never saw both-zero", judge);
-}
-
 void print_table(const Json& doc) {
   std::printf("%-16s %-9s %12s %10s %12s %8s\n", "variant", "placement", "trials", "both-zero", "rate", "late");
   for (const Json& r : doc["results"]) {
@@ -283,7 +278,9 @@ int run(int argc, char** argv) {
   cli.add_option("--only", only, "Run only this variant (repeatable)")->one_of(names);
   probe.add_report_flags("every variant and placement once, and no both-zero outcome under a fenced variant")
       ->excludes("--only");
-  if (const auto status = probe.parse(argc, argv, check_file)) return *status;
+  if (const auto status = probe.parse(argc, argv, false,
+                                      "lists every variant and placement; the fenced ones never saw both-zero", judge))
+    return *status;
 
   const std::vector<int> cpus = handoff::probes::two_cpus();
   Json results = Json::array();

@@ -214,11 +214,6 @@ void judge(const Json& doc, std::vector<std::string>& problems) {
   }
 }
 
-int check_file(const std::string& path) {
-  return handoff::probes::check_report(path, kTool, true, "lists the four arms; the per-worker arm never contended",
-                                       judge);
-}
-
 void print_table(const Json& doc) {
   handoff::probes::print_columns(doc, 17,
                                  {{"sends/s", 10, 0, "sends_per_s", "median"},
@@ -253,7 +248,9 @@ int run(int argc, char** argv) {
   probe.add_report_flags(
       "each arm once with sends, the per-worker arm never contending nor deferring, hand-offs only in the hand-off "
       "arm");
-  if (const auto status = probe.parse(argc, argv, check_file)) return *status;
+  if (const auto status =
+          probe.parse(argc, argv, true, "lists the four arms; the per-worker arm never contended", judge))
+    return *status;
 
   std::vector<Tally> tallies(arms.size());
   handoff::probes::alternate_arms(s.rounds, arms.size(), [&](unsigned round, std::size_t k) {

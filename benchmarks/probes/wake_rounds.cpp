@@ -178,11 +178,6 @@ void judge(const Json& doc, std::vector<std::string>& problems) {
   }
 }
 
-int check_file(const std::string& path) {
-  return handoff::probes::check_report(path, kTool, true, "lists every policy with counters each policy can have",
-                                       judge);
-}
-
 void print_table(const Json& doc) {
   std::printf("%-8s %6s %5s %26s %14s %8s %8s %5s\n", "policy", "rounds", "lost", "fast ms median [min-max]",
               "stolen rounds", "stolen", "chained", "age");
@@ -214,7 +209,8 @@ int run(int argc, char** argv) {
   cli.add_option("--gap-ms", gap_ms, "From the slow jobs' submit to the fast job's")->range(0u, 60'000u);
   cli.add_option("--bound-ms", bound_ms, "A fast job answered later than this loses the round")->range(1u, 60'000u);
   probe.add_report_flags("every policy once, with counters that add up");
-  if (const auto status = probe.parse(argc, argv, check_file)) return *status;
+  if (const auto status = probe.parse(argc, argv, true, "lists every policy with counters each policy can have", judge))
+    return *status;
 
   std::vector<std::string> selected;
   for (const char* p : kPolicies) {
