@@ -344,42 +344,35 @@ Json probe_turn(TurnShape turn, unsigned steps) {
               {"callbacks_run", counts.callbacks_run}};
 }
 
-int check_file(const std::string& path) {
-  const std::optional<Json> read = probes::read_json(path, kTool);
-  if (!read) return 1;
-  const Json& doc = *read;
-  std::vector<std::string> problems = probes::envelope_problems(doc, kTool, true);
-  if (doc.contains("results") && doc["results"].is_array()) {
-    for (TurnShape t : {TurnShape::generation, TurnShape::drain}) {
-      const std::string turn = name_of(t);
-      int found = 0;
-      for (const Json& r : doc["results"]) {
-        if (r.value("turn", "") != turn) continue;
-        ++found;
-        bool counts = true;
-        for (const char* k : {"chain_steps", "callbacks_before_socket", "turns", "callbacks_run"}) {
-          if (!r.contains(k) || !r[k].is_number_unsigned()) {
-            problems.push_back(turn + ": " + k + " is not a count");
-            counts = false;
-          }
-        }
-        if (!counts) continue;
-        const auto n = [&](const char* k) { return r[k].get<std::uint64_t>(); };
-        if (n("chain_steps") == 0 || n("callbacks_before_socket") == 0 ||
-            n("callbacks_before_socket") > n("chain_steps")) {
-          problems.push_back(turn + ": callbacks_before_socket is not between 1 and chain_steps");
-        }
-        // asyncio's order, not a measurement: the poll after the first generation finds the
-        // socket, so exactly the chain's first step runs before it.
-        if (t == TurnShape::generation && n("callbacks_before_socket") != 1) {
-          problems.push_back("generation: " + std::to_string(n("callbacks_before_socket")) +
-                             " callbacks before the socket's, not asyncio's 1");
-        }
+void judge(const Json& doc, std::vector<std::string>& problems) {
+  for (TurnShape t : {TurnShape::generation, TurnShape::drain}) {
+    const std::string turn = name_of(t);
+    const Json* one = probes::the_one(doc["results"], turn, probes::named("turn", turn), problems);
+    if (one == nullptr) continue;
+    const Json& r = *one;
+    bool counts = true;
+    for (const char* k : {"chain_steps", "callbacks_before_socket", "turns", "callbacks_run"}) {
+      if (!r.contains(k) || !r[k].is_number_unsigned()) {
+        problems.push_back(turn + ": " + k + " is not a count");
+        counts = false;
       }
-      if (found != 1) problems.push_back(turn + " appears " + std::to_string(found) + " times (expected once)");
+    }
+    if (!counts) continue;
+    const auto n = [&](const char* k) { return r[k].get<std::uint64_t>(); };
+    if (n("chain_steps") == 0 || n("callbacks_before_socket") == 0 || n("callbacks_before_socket") > n("chain_steps")) {
+      problems.push_back(turn + ": callbacks_before_socket is not between 1 and chain_steps");
+    }
+    // asyncio's order, not a measurement: the poll after the first generation finds the
+    // socket, so exactly the chain's first step runs before it.
+    if (t == TurnShape::generation && n("callbacks_before_socket") != 1) {
+      problems.push_back("generation: " + std::to_string(n("callbacks_before_socket")) +
+                         " callbacks before the socket's, not asyncio's 1");
     }
   }
-  return probes::check_verdict(problems, kTool, path, "lists both turn shapes, generation with asyncio's count");
+}
+
+int check_file(const std::string& path) {
+  return probes::check_report(path, kTool, true, "lists both turn shapes, generation with asyncio's count", judge);
 }
 
 void print_table(const Json& doc) {

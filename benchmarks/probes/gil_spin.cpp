@@ -91,10 +91,8 @@ struct Settings {
   unsigned handlers = 8;  // seed 003's pool repro: 8 driver threads
   double seconds = 1.0;
   unsigned rounds = 3;
-  unsigned work_us = 30;
-  unsigned after_post_us = 20;
-  unsigned callback_us = 20;
-  handoff::probes::LockArms lock_arms;  // --spin-us, --lock, --switch-interval-us
+  handoff::probes::InterpretedWork work{30, 20, 20};  // --work-us, --after-post-us, --callback-us
+  handoff::probes::LockArms lock_arms;                // --spin-us, --lock, --switch-interval-us
 };
 
 struct Arm {
@@ -126,10 +124,7 @@ sync::InterpreterLockCounters minus(const sync::InterpreterLockCounters& a, cons
 }
 
 RunResult run_arm(const Settings& s, const Arm& arm) {
-  sync::InterpreterLockOptions lo;
-  lo.switch_interval = std::chrono::microseconds(s.lock_arms.switch_interval_us);
-  lo.enabled = arm.lock;
-  sync::InterpreterLock lock(lo);
+  sync::InterpreterLock lock(handoff::probes::lock_options(s.lock_arms, arm.lock));
   sync::MpmcRing<std::uint32_t> queue(64);  // at most one completion per handler in flight
   reactor::WakeFlag wake;
   std::vector<Reply> replies(s.handlers);
@@ -142,13 +137,13 @@ RunResult run_arm(const Settings& s, const Arm& arm) {
     // acquire (here and below): pairs with the loop's release bump, after it ran our callback.
     std::uint32_t seen = replies[me].seq.load(std::memory_order_acquire);
     while (!stop.load(std::memory_order_relaxed)) {  // relaxed: polled; the bump below wakes us
-      interpreted(lock, std::int64_t{s.work_us} * 1000, nullptr);
+      interpreted(lock, std::int64_t{s.work.work_us} * 1000, nullptr);
       // The post, lock held: push, then poke the loop if it announced it parks.
       if (!queue.try_push(me)) throw std::logic_error("gil-spin: the completion queue is full");
       if (wake.poke_if_waiting(nullptr, stats::Counter::completion_pokes)) {
         pokes.fetch_add(1, std::memory_order_relaxed);  // relaxed: a count, read after join
       }
-      interpreted(lock, std::int64_t{s.after_post_us} * 1000, nullptr);
+      interpreted(lock, std::int64_t{s.work.after_post_us} * 1000, nullptr);
       lock.release_for_io([&] {
         while (replies[me].seq.load(std::memory_order_acquire) == seen && !stop.load(std::memory_order_relaxed)) {
           replies[me].seq.wait(seen, std::memory_order_acquire);
@@ -188,7 +183,7 @@ RunResult run_arm(const Settings& s, const Arm& arm) {
         const std::size_t generation = std::max<std::size_t>(queue.size_approx(), 1);
         std::uint32_t ran = 0, who = 0;
         while (ran < generation && queue.try_pop(who)) {
-          interpreted(lock, std::int64_t{s.callback_us} * 1000, waits);
+          interpreted(lock, std::int64_t{s.work.callback_us} * 1000, waits);
           replies[who].seq.fetch_add(1, std::memory_order_release);  // release: pairs with the handler's acquire load
           replies[who].seq.notify_one();
           ++ran;
@@ -236,23 +231,17 @@ RunResult run_arm(const Settings& s, const Arm& arm) {
 }
 
 struct Tally {
-  std::vector<double> per_s, cpu_us, waited_per_c, drops_per_c, forced_per_c, catches_per_c, parks_per_c, pokes_per_c;
-  std::vector<double> loop_wait_us, per_turn;
+  handoff::probes::LoopTally loop;  // completions/s, loop CPU, lock waits, completions per turn
+  std::vector<double> waited_per_c, drops_per_c, forced_per_c, catches_per_c, parks_per_c, pokes_per_c;
   std::uint64_t completions = 0, turns = 0;
 };
 
 void add(Tally& t, const RunResult& r) {
   t.completions += r.completions;
   t.turns += r.turns;
-  t.per_s.push_back(r.wall_s > 0 ? static_cast<double>(r.completions) / r.wall_s : 0.0);
-  t.cpu_us.push_back(r.completions > 0 ? static_cast<double>(r.loop_cpu_ns) / 1e3 / static_cast<double>(r.completions)
-                                       : 0.0);
+  t.loop.add(r.completions, r.wall_s, r.loop_cpu_ns, r.loop_waits, r.per_turn);
   std::uint64_t waited = 0;
-  for (const std::int64_t w : r.loop_waits) {
-    t.loop_wait_us.push_back(static_cast<double>(w) / 1e3);
-    waited += w > 0 ? 1 : 0;
-  }
-  for (const std::uint32_t n : r.per_turn) t.per_turn.push_back(n);
+  for (const std::int64_t w : r.loop_waits) waited += w > 0 ? 1 : 0;
   t.waited_per_c.push_back(per(waited, r.completions));
   t.drops_per_c.push_back(per(r.lock_delta.drop_requests, r.completions));
   t.forced_per_c.push_back(per(r.lock_delta.forced_switches, r.completions));
@@ -268,13 +257,13 @@ Json result_of(const Arm& arm, const Tally& t, unsigned rounds) {
               {"rounds", rounds},
               {"completions", t.completions},
               {"turns", t.turns},
-              {"completions_per_s", handoff::probes::median_min_max(t.per_s)},
-              {"loop_cpu_us_per_completion", handoff::probes::median_min_max(t.cpu_us)},
-              {"loop_lock_wait_us", handoff::probes::lock_waits(t.loop_wait_us)},
+              {"completions_per_s", handoff::probes::median_min_max(t.loop.per_s)},
+              {"loop_cpu_us_per_completion", handoff::probes::median_min_max(t.loop.cpu_us)},
+              {"loop_lock_wait_us", handoff::probes::lock_waits(t.loop.loop_wait_us)},
               {"loop_waited_takes_per_completion", handoff::probes::median_min_max(t.waited_per_c)},
               {"drop_requests_per_completion", handoff::probes::median_min_max(t.drops_per_c)},
               {"forced_switches_per_completion", handoff::probes::median_min_max(t.forced_per_c)},
-              {"completions_per_turn", handoff::probes::per_turn(t.per_turn)},
+              {"completions_per_turn", handoff::probes::per_turn(t.loop.per_turn)},
               {"spin_catches_per_completion", handoff::probes::median_min_max(t.catches_per_c)},
               {"parks_per_completion", handoff::probes::median_min_max(t.parks_per_c)},
               {"pokes_per_completion", handoff::probes::median_min_max(t.pokes_per_c)}};
@@ -286,57 +275,36 @@ Json result_of(const Arm& arm, const Tally& t, unsigned rounds) {
 // request. The lock arms' costs are reported, never asserted.
 // -------------------------------------------------------------------------------------
 
-int check_file(const std::string& path) {
-  const std::optional<Json> read = handoff::probes::read_json(path, kTool);
-  if (!read) return 1;
-  const Json& doc = *read;
-  std::vector<std::string> problems = handoff::probes::envelope_problems(doc, kTool, true);
-  if (doc.contains("results") && doc["results"].is_array()) {
-    for (const Arm arm : {Arm{0, true}, Arm{50, true}, Arm{0, false}, Arm{50, false}}) {
-      const std::string where = arm.name();
-      int found = 0;
-      for (const Json& r : doc["results"]) {
-        if (r.value("arm", "") != where) continue;
-        ++found;
-        if (!r.contains("completions") || !r["completions"].is_number_unsigned() ||
-            r["completions"].get<std::uint64_t>() == 0) {
-          problems.push_back(where + ": no completions");
-        }
-        for (const char* k : {"completions_per_s", "loop_cpu_us_per_completion"}) {
-          if (!r.contains(k) || !r[k].is_object() || !(r[k].value("median", 0.0) > 0)) {
-            problems.push_back(where + ": " + k + ".median is not a positive number");
-          }
-        }
-        for (const char* k : {"loop_lock_wait_us", "completions_per_turn"}) {
-          if (!r.contains(k) || !r[k].is_object()) problems.push_back(where + ": no " + k + " object");
-        }
-        if (!arm.lock && r.contains("loop_lock_wait_us") && r["loop_lock_wait_us"].is_object() &&
-            r["loop_lock_wait_us"].value("max", -1.0) != 0.0) {
-          problems.push_back(where + ": the loop waited for a lock that is a no-op");
-        }
-        if (!arm.lock && r.contains("drop_requests_per_completion") &&
-            r["drop_requests_per_completion"].value("max", -1.0) != 0.0) {
-          problems.push_back(where + ": drop requests without a lock");
-        }
-      }
-      if (found != 1) problems.push_back(where + " appears " + std::to_string(found) + " times (expected once)");
+void judge(const Json& doc, std::vector<std::string>& problems) {
+  for (const Arm arm : {Arm{0, true}, Arm{50, true}, Arm{0, false}, Arm{50, false}}) {
+    const std::string where = arm.name();
+    const Json* one = handoff::probes::the_one(doc["results"], where, handoff::probes::named("arm", where), problems);
+    if (one == nullptr) continue;
+    const Json& r = *one;
+    if (!r.contains("completions") || !r["completions"].is_number_unsigned() ||
+        r["completions"].get<std::uint64_t>() == 0) {
+      problems.push_back(where + ": no completions");
+    }
+    handoff::probes::positive_medians(r, where, {"completions_per_s", "loop_cpu_us_per_completion"}, problems);
+    handoff::probes::judge_loop_distributions(r, where, arm.lock, problems);
+    if (!arm.lock && r.contains("drop_requests_per_completion") &&
+        r["drop_requests_per_completion"].value("max", -1.0) != 0.0) {
+      problems.push_back(where + ": drop requests without a lock");
     }
   }
-  return handoff::probes::check_verdict(problems, kTool, path, "lists the four arms; the no-lock arms never waited");
 }
 
 void print_table(const Json& doc) {
-  std::printf("%-14s %10s %10s %9s %9s %9s %9s %9s %9s %9s\n", "arm", "compl/s", "loopCPUus", "wait p50", "wait p99",
-              "wait max", "drops/c", "per turn", "catch/c", "parks/c");
-  for (const Json& r : doc["results"]) {
-    std::printf("%-14s %10.0f %10.2f %9.1f %9.1f %9.1f %9.4f %9.2f %9.3f %9.3f\n", r["arm"].get<std::string>().c_str(),
-                r["completions_per_s"]["median"].get<double>(), r["loop_cpu_us_per_completion"]["median"].get<double>(),
-                r["loop_lock_wait_us"]["p50"].get<double>(), r["loop_lock_wait_us"]["p99"].get<double>(),
-                r["loop_lock_wait_us"]["max"].get<double>(), r["drop_requests_per_completion"]["median"].get<double>(),
-                r["completions_per_turn"]["mean"].get<double>(),
-                r["spin_catches_per_completion"]["median"].get<double>(),
-                r["parks_per_completion"]["median"].get<double>());
-  }
+  handoff::probes::print_columns(doc, 14,
+                                 {{"compl/s", 10, 0, "completions_per_s", "median"},
+                                  {"loopCPUus", 10, 2, "loop_cpu_us_per_completion", "median"},
+                                  {"wait p50", 9, 1, "loop_lock_wait_us", "p50"},
+                                  {"wait p99", 9, 1, "loop_lock_wait_us", "p99"},
+                                  {"wait max", 9, 1, "loop_lock_wait_us", "max"},
+                                  {"drops/c", 9, 4, "drop_requests_per_completion", "median"},
+                                  {"per turn", 9, 2, "completions_per_turn", "mean"},
+                                  {"catch/c", 9, 3, "spin_catches_per_completion", "median"},
+                                  {"parks/c", 9, 3, "parks_per_completion", "median"}});
 }
 
 int run(int argc, char** argv) {
@@ -349,15 +317,11 @@ int run(int argc, char** argv) {
       ->range(0.05, 600.0);
   cli.add_option("--rounds", s.rounds, "Rounds; arms alternate within each, reversed every other round")
       ->range(1u, 1000u);
-  cli.add_option("--work-us", s.work_us, "A handler's interpreted work before it posts, lock held")
-      ->range(1u, 100'000u);
-  cli.add_option("--after-post-us", s.after_post_us,
-                 "A handler's interpreted work after it posts, before it releases the lock for its wait")
-      ->range(0u, 100'000u);
-  cli.add_option("--callback-us", s.callback_us, "The loop's interpreted work per completion")->range(1u, 100'000u);
+  handoff::probes::add_interpreted_work_flags(cli, s.work, "handler", 1, "per completion");
   handoff::probes::add_lock_arm_flags(cli, s.lock_arms);
   probe.add_report_flags("the four arms once, the no-lock arms never waiting");
-  if (const auto status = probe.parse(argc, argv, check_file)) return *status;
+  if (const auto status = probe.parse(argc, argv, true, "lists the four arms; the no-lock arms never waited", judge))
+    return *status;
 
   std::vector<Arm> arms;
   for (const std::string& l : {std::string("on"), std::string("off")}) {
@@ -368,24 +332,14 @@ int run(int argc, char** argv) {
   handoff::probes::alternate_arms(s.rounds, arms.size(), [&](unsigned round, std::size_t k) {
     const RunResult r = run_arm(s, arms[k]);
     add(tallies[k], r);
-    std::fprintf(stderr, "round %u/%u %-14s %8.0f completions/s, loop %.2f us CPU each, %.2f per turn\n", round + 1,
-                 s.rounds, arms[k].name().c_str(), r.wall_s > 0 ? static_cast<double>(r.completions) / r.wall_s : 0.0,
-                 r.completions > 0 ? static_cast<double>(r.loop_cpu_ns) / 1e3 / static_cast<double>(r.completions) : 0,
-                 per(r.completions, r.turns));
+    handoff::probes::say_round(round, s.rounds, arms[k].name(), "completions", tallies[k].loop, "");
   });
   Json results = Json::array();
   for (std::size_t k = 0; k < arms.size(); ++k) results.push_back(result_of(arms[k], tallies[k], s.rounds));
-  return probe.report(Json{{"settings", Json{{"handlers", s.handlers},
-                                             {"seconds", s.seconds},
-                                             {"rounds", s.rounds},
-                                             {"work_us", s.work_us},
-                                             {"after_post_us", s.after_post_us},
-                                             {"callback_us", s.callback_us},
-                                             {"switch_interval_us", s.lock_arms.switch_interval_us},
-                                             {"spin_us", s.lock_arms.spins},
-                                             {"lock", s.lock_arms.locks}}},
-                           {"results", std::move(results)}},
-                      print_table);
+  Json settings{{"handlers", s.handlers}, {"seconds", s.seconds}, {"rounds", s.rounds}};
+  settings.update(handoff::probes::interpreted_work_settings(s.work));
+  settings.update(handoff::probes::lock_arms_settings(s.lock_arms));
+  return probe.report(Json{{"settings", std::move(settings)}, {"results", std::move(results)}}, print_table);
 }
 
 }  // namespace

@@ -535,58 +535,45 @@ constexpr std::array kCostFields = {"wall_us", "cpu_us", "cpu_us_sender", "cpu_u
 constexpr std::string_view kSleepsField = "sleeps_per_round_trip";
 constexpr std::string_view kBusySuffix = "_busy_neighbour";
 
-int check_file(const std::string& path) {
-  const std::optional<Json> read = handoff::probes::read_json(path, "handoff-probe");
-  if (!read) return 1;
-  const Json& doc = *read;
-  std::vector<std::string> problems = handoff::probes::envelope_problems(doc, "handoff-probe", false);
-  if (doc.contains("results") && doc["results"].is_array()) {
-    // Both arms belong to the price list: a run without the busy neighbour is partial.
-    if (!doc.value("busy_neighbour", false)) problems.emplace_back("no busy-neighbour arm");
-    std::vector<std::string> fields;
-    for (const char* f : kCostFields) {
-      fields.emplace_back(f);
-      fields.push_back(std::string(f).append(kBusySuffix));
-    }
-    for (const Entry& e : kMechanisms) {
-      int found = 0;
-      for (const Json& r : doc["results"]) {
-        if (r.value("mechanism", "") != e.name) continue;
-        ++found;
-        for (const std::string& field : fields) {
-          const std::string where = std::string(e.name) + "." + field;
-          if (!r.contains(field) || !r[field].is_object()) {
-            problems.push_back(where + " is missing");
-            continue;
-          }
-          const Json& s = r[field];
-          bool numbers = true;
-          for (const char* k : {"median", "min", "max"}) {
-            if (!s.contains(k) || !s[k].is_number() || !(s[k].get<double>() > 0)) {
-              problems.push_back(where + "." + k + " is not a positive number");
-              numbers = false;
-            }
-          }
-          if (numbers && !(s["min"].get<double>() <= s["median"].get<double>() &&
-                           s["median"].get<double>() <= s["max"].get<double>())) {
-            problems.push_back(where + " does not satisfy min <= median <= max");
-          }
-        }
-        for (const std::string& field : {std::string(kSleepsField), std::string(kSleepsField).append(kBusySuffix)}) {
-          if (!r.contains(field) || !r[field].is_object() || !r[field].contains("median") ||
-              !r[field]["median"].is_number()) {
-            problems.push_back(std::string(e.name) + "." + field + " is missing");
-          }
+void judge(const Json& doc, std::vector<std::string>& problems) {
+  // Both arms belong to the price list: a run without the busy neighbour is partial.
+  if (!doc.value("busy_neighbour", false)) problems.emplace_back("no busy-neighbour arm");
+  std::vector<std::string> fields;
+  for (const char* f : kCostFields) {
+    fields.emplace_back(f);
+    fields.push_back(std::string(f).append(kBusySuffix));
+  }
+  for (const Entry& e : kMechanisms) {
+    const Json* one = handoff::probes::the_one(doc["results"], std::string(e.name),
+                                               handoff::probes::named("mechanism", std::string(e.name)), problems);
+    if (one == nullptr) continue;
+    const Json& r = *one;
+    for (const std::string& field : fields) {
+      const std::string where = std::string(e.name) + "." + field;
+      if (!r.contains(field) || !r[field].is_object()) {
+        problems.push_back(where + " is missing");
+        continue;
+      }
+      const Json& s = r[field];
+      bool numbers = true;
+      for (const char* k : {"median", "min", "max"}) {
+        if (!s.contains(k) || !s[k].is_number() || !(s[k].get<double>() > 0)) {
+          problems.push_back(where + "." + k + " is not a positive number");
+          numbers = false;
         }
       }
-      if (found != 1) {
-        problems.push_back(std::string(e.name) + " appears " + std::to_string(found) + " times (expected once)");
+      if (numbers && !(s["min"].get<double>() <= s["median"].get<double>() &&
+                       s["median"].get<double>() <= s["max"].get<double>())) {
+        problems.push_back(where + " does not satisfy min <= median <= max");
+      }
+    }
+    for (const std::string& field : {std::string(kSleepsField), std::string(kSleepsField).append(kBusySuffix)}) {
+      if (!r.contains(field) || !r[field].is_object() || !r[field].contains("median") ||
+          !r[field]["median"].is_number()) {
+        problems.push_back(std::string(e.name) + "." + field + " is missing");
       }
     }
   }
-  return handoff::probes::check_verdict(
-      problems, "handoff-probe", path,
-      "lists all " + std::to_string(kMechanisms.size()) + " mechanisms with positive costs");
 }
 
 void print_table(const Json& doc) {
@@ -630,7 +617,10 @@ int run(int argc, char** argv) {
                  "CPU goes idle (figures suffixed _busy_neighbour)")
       ->one_of({"on", "off"});
   probe.add_report_flags("every mechanism, in both arms, with positive costs")->excludes("--only");
-  if (const auto status = probe.parse(argc, argv, check_file)) return *status;
+  if (const auto status =
+          probe.parse(argc, argv, false,
+                      "lists all " + std::to_string(kMechanisms.size()) + " mechanisms with positive costs", judge))
+    return *status;
 
   std::vector<const Entry*> selected;
   for (const Entry& e : kMechanisms) {

@@ -451,74 +451,66 @@ constexpr bool sender_chooses(std::string_view mechanism) { return mechanism != 
 
 constexpr std::array kFigures = {"wall_us", "cpu_us", "cpu_us_sender", "cpu_us_receivers", "threads_woken_per_wake"};
 
-int check_file(const std::string& path) {
-  const std::optional<Json> read = handoff::probes::read_json(path, "herd-probe");
-  if (!read) return 1;
-  const Json& doc = *read;
-  std::vector<std::string> problems = handoff::probes::envelope_problems(doc, "herd-probe", true);
+void judge(const Json& doc, std::vector<std::string>& problems) {
   const Json settings = doc.value("settings", Json::object());
   if (!settings.contains("round_trips") || !settings["round_trips"].is_number_unsigned() ||
       !settings.contains("rounds") || !settings["rounds"].is_number_unsigned()) {
     problems.emplace_back("\"settings\" lacks round_trips or rounds");
   }
-  if (!problems.empty()) return handoff::probes::check_verdict(problems, "herd-probe", path, "");
+  if (!problems.empty()) return;
   const std::uint64_t wakes = settings["round_trips"].get<std::uint64_t>() * settings["rounds"].get<std::uint64_t>();
   for (const Entry& e : kMechanisms) {
     for (const int w : kWaiters) {
       const std::string where = std::string(e.name) + "/W=" + std::to_string(w);
-      int found = 0;
-      for (const Json& r : doc["results"]) {
-        if (r.value("mechanism", "") != e.name || r.value("waiters", 0) != w) continue;
-        ++found;
-        for (const char* f : kFigures) {
-          const bool may_be_zero = std::string_view(f) == "threads_woken_per_wake";
-          if (!r.contains(f) || !r[f].is_object()) {
-            problems.push_back(where + "." + f + " is missing");
-            continue;
-          }
-          const Json& s = r[f];
-          bool numbers = true;
-          for (const char* k : {"median", "min", "max"}) {
-            if (!s.contains(k) || !s[k].is_number() || s[k].get<double>() < 0 ||
-                (!may_be_zero && !(s[k].get<double>() > 0))) {
-              problems.push_back(where + "." + f + "." + k + " is not a " +
-                                 (may_be_zero ? "count" : "positive number"));
-              numbers = false;
-            }
-          }
-          if (numbers && !(s["min"].get<double>() <= s["median"].get<double>() &&
-                           s["median"].get<double>() <= s["max"].get<double>())) {
-            problems.push_back(where + "." + f + " does not satisfy min <= median <= max");
+      const Json* one = handoff::probes::the_one(
+          doc["results"], where,
+          [&](const Json& r) { return r.value("mechanism", "") == e.name && r.value("waiters", 0) == w; }, problems);
+      if (one == nullptr) continue;
+      const Json& r = *one;
+      for (const char* f : kFigures) {
+        const bool may_be_zero = std::string_view(f) == "threads_woken_per_wake";
+        if (!r.contains(f) || !r[f].is_object()) {
+          problems.push_back(where + "." + f + " is missing");
+          continue;
+        }
+        const Json& s = r[f];
+        bool numbers = true;
+        for (const char* k : {"median", "min", "max"}) {
+          if (!s.contains(k) || !s[k].is_number() || s[k].get<double>() < 0 ||
+              (!may_be_zero && !(s[k].get<double>() > 0))) {
+            problems.push_back(where + "." + f + "." + k + " is not a " + (may_be_zero ? "count" : "positive number"));
+            numbers = false;
           }
         }
-        std::uint64_t sum = 0;
-        bool counts = true;
-        for (const char* k : {"woke_first_parked", "woke_last_parked", "woke_other"}) {
-          if (!r.contains(k) || !r[k].is_number_unsigned()) {
-            problems.push_back(where + "." + k + " is not a count");
-            counts = false;
-          } else {
-            sum += r[k].get<std::uint64_t>();
-          }
-        }
-        if (!counts) continue;
-        if (sum != wakes) {
-          problems.push_back(where + ": first + last + other parked is " + std::to_string(sum) + ", not the " +
-                             std::to_string(wakes) + " wakes measured");
-        }
-        // The sender chose the thread that parked last: anything else means the probe's own
-        // park order (or its choice) is wrong, and so is every class it reports.
-        const char* chosen = w == 1 ? "woke_first_parked" : "woke_last_parked";
-        if (sender_chooses(e.name) && r[chosen].get<std::uint64_t>() != wakes) {
-          problems.push_back(where + ": the sender chose the last-parked thread, yet " + chosen + " is " +
-                             std::to_string(r[chosen].get<std::uint64_t>()) + " of " + std::to_string(wakes));
+        if (numbers && !(s["min"].get<double>() <= s["median"].get<double>() &&
+                         s["median"].get<double>() <= s["max"].get<double>())) {
+          problems.push_back(where + "." + f + " does not satisfy min <= median <= max");
         }
       }
-      if (found != 1) problems.push_back(where + " appears " + std::to_string(found) + " times (expected once)");
+      std::uint64_t sum = 0;
+      bool counts = true;
+      for (const char* k : {"woke_first_parked", "woke_last_parked", "woke_other"}) {
+        if (!r.contains(k) || !r[k].is_number_unsigned()) {
+          problems.push_back(where + "." + k + " is not a count");
+          counts = false;
+        } else {
+          sum += r[k].get<std::uint64_t>();
+        }
+      }
+      if (!counts) continue;
+      if (sum != wakes) {
+        problems.push_back(where + ": first + last + other parked is " + std::to_string(sum) + ", not the " +
+                           std::to_string(wakes) + " wakes measured");
+      }
+      // The sender chose the thread that parked last: anything else means the probe's own
+      // park order (or its choice) is wrong, and so is every class it reports.
+      const char* chosen = w == 1 ? "woke_first_parked" : "woke_last_parked";
+      if (sender_chooses(e.name) && r[chosen].get<std::uint64_t>() != wakes) {
+        problems.push_back(where + ": the sender chose the last-parked thread, yet " + chosen + " is " +
+                           std::to_string(r[chosen].get<std::uint64_t>()) + " of " + std::to_string(wakes));
+      }
     }
   }
-  return handoff::probes::check_verdict(problems, "herd-probe", path,
-                                        "lists every mechanism at every W, and its wakes add up");
 }
 
 void print_table(const Json& doc) {
@@ -573,7 +565,9 @@ int run(int argc, char** argv) {
                  "settle that takes longer makes the wake late, counted as a gap overrun")
       ->range(0u, 1'000'000u);
   probe.add_report_flags("every mechanism at W = 1, 2, 4, 8 once, and its wake classes adding up")->excludes("--only");
-  if (const auto status = probe.parse(argc, argv, check_file)) return *status;
+  if (const auto status =
+          probe.parse(argc, argv, true, "lists every mechanism at every W, and its wakes add up", judge))
+    return *status;
 
   struct Cell {
     const Entry* entry;

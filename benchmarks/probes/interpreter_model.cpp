@@ -2,6 +2,8 @@
 #include "interpreter_model.h"
 
 #include <algorithm>
+#include <chrono>
+#include <cstdio>
 #include <optional>
 
 #include "stats/thread_cpu.h"
@@ -22,6 +24,20 @@ void interpreted(sync::InterpreterLock& lock, std::int64_t ns, std::vector<std::
   }
 }
 
+void add_interpreted_work_flags(config::CommandLine& cli, InterpretedWork& work, const std::string& role,
+                                unsigned least_us, const std::string& callback_when) {
+  const std::string a = "A " + role + "'s interpreted work ";
+  cli.add_option("--work-us", work.work_us, a + "before it posts, lock held")->range(least_us, 100'000u);
+  cli.add_option("--after-post-us", work.after_post_us, a + "after it posts, before it releases the lock for its wait")
+      ->range(0u, 100'000u);
+  cli.add_option("--callback-us", work.callback_us, "The loop's interpreted work " + callback_when)
+      ->range(least_us, 100'000u);
+}
+
+Json interpreted_work_settings(const InterpretedWork& work) {
+  return Json{{"work_us", work.work_us}, {"after_post_us", work.after_post_us}, {"callback_us", work.callback_us}};
+}
+
 void add_lock_arm_flags(config::CommandLine& cli, LockArms& arms) {
   cli.add_option("--switch-interval-us", arms.switch_interval_us,
                  "The lock's switch interval (CPython: sys.getswitchinterval(), 5 ms)")
@@ -30,6 +46,17 @@ void add_lock_arm_flags(config::CommandLine& cli, LockArms& arms) {
   cli.add_option("--lock", arms.locks, "Arms with the lock model (on) and without it (off)")
       ->one_of({"on", "off"})
       ->delimiter(',');
+}
+
+Json lock_arms_settings(const LockArms& arms) {
+  return Json{{"switch_interval_us", arms.switch_interval_us}, {"spin_us", arms.spins}, {"lock", arms.locks}};
+}
+
+sync::InterpreterLockOptions lock_options(const LockArms& arms, bool lock) {
+  sync::InterpreterLockOptions o;
+  o.switch_interval = std::chrono::microseconds(arms.switch_interval_us);
+  o.enabled = lock;
+  return o;
 }
 
 double per(double n, std::uint64_t d) { return d > 0 ? n / static_cast<double>(d) : 0.0; }
@@ -47,6 +74,32 @@ Json per_turn(const std::vector<double>& completions) {
               {"p99", percentile(completions, 0.99)},
               {"max", percentile(completions, 1.0)},
               {"turns", completions.size()}};
+}
+
+void LoopTally::add(std::uint64_t completions, double wall_s, std::int64_t loop_cpu_ns,
+                    const std::vector<std::int64_t>& waits_ns, const std::vector<std::uint32_t>& turns) {
+  per_s.push_back(wall_s > 0 ? static_cast<double>(completions) / wall_s : 0.0);
+  cpu_us.push_back(per(static_cast<double>(loop_cpu_ns) / 1e3, completions));
+  for (const std::int64_t w : waits_ns) loop_wait_us.push_back(static_cast<double>(w) / 1e3);
+  for (const std::uint32_t n : turns) per_turn.push_back(n);
+  last_per_turn = per(static_cast<double>(completions), turns.size());
+}
+
+void say_round(unsigned round, unsigned rounds, const std::string& arm, const char* unit, const LoopTally& t,
+               const std::string& more) {
+  std::fprintf(stderr, "round %u/%u %-24s %8.0f %s/s, loop %6.2f us CPU each, %.2f per turn%s\n", round + 1, rounds,
+               arm.c_str(), t.per_s.empty() ? 0.0 : t.per_s.back(), unit, t.cpu_us.empty() ? 0.0 : t.cpu_us.back(),
+               t.last_per_turn, more.c_str());
+}
+
+void judge_loop_distributions(const Json& r, const std::string& where, bool lock, std::vector<std::string>& problems) {
+  for (const char* k : {"loop_lock_wait_us", "completions_per_turn"}) {
+    if (!r.contains(k) || !r[k].is_object()) problems.push_back(where + ": no " + k + " object");
+  }
+  if (!lock && r.contains("loop_lock_wait_us") && r["loop_lock_wait_us"].is_object() &&
+      r["loop_lock_wait_us"].value("max", -1.0) != 0.0) {
+    problems.push_back(where + ": the loop waited for a lock that is a no-op");
+  }
 }
 
 }  // namespace handoff::probes

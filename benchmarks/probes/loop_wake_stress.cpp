@@ -80,66 +80,56 @@ constexpr const char* kVariants[] = {"on", "off"};  // --fences
 // Catch2 negative control in completion_ring_test requires them, over 100k wakes).
 // -------------------------------------------------------------------------------------
 
-int check_file(const std::string& path) {
-  const std::optional<Json> read = handoff::probes::read_json(path, kTool);
-  if (!read) return 1;
-  const Json& doc = *read;
-  std::vector<std::string> problems = handoff::probes::envelope_problems(doc, kTool, true);
-  if (doc.contains("results") && doc["results"].is_array()) {
-    for (const char* v : kVariants) {
-      const std::string where = std::string("fences ") + v;
-      int found = 0;
-      for (const Json& r : doc["results"]) {
-        if (r.value("fences", "") != v) continue;
-        ++found;
-        bool counts = true;
-        for (const char* k : {"runs", "wakes_per_run", "wakes", "stalls", "stalled_runs", "first_stall_at"}) {
-          if (!r.contains(k) || !r[k].is_number_unsigned()) {
-            problems.push_back(where + ": " + k + " is not a count");
-            counts = false;
-          }
-        }
-        for (const char* k : {"stall_at", "stalls_per_run"}) {
-          if (!r.contains(k) || !r[k].is_array()) {
-            problems.push_back(where + ": no " + k + " list");
-            counts = false;
-          }
-        }
-        if (!r.contains("stalls_per_100k") || !r["stalls_per_100k"].is_number()) {
-          problems.push_back(where + ": stalls_per_100k is not a number");
-        }
-        for (const char* k : {"wall_s", "wakes_per_s"}) {
-          if (!r.contains(k) || !r[k].is_object() || !(r[k].value("median", 0.0) > 0)) {
-            problems.push_back(where + ": " + k + ".median is not a positive number");
-          }
-        }
-        if (!counts) continue;
-        const auto runs = r["runs"].get<std::uint64_t>();
-        const auto stalls = r["stalls"].get<std::uint64_t>();
-        const auto stalled = r["stalled_runs"].get<std::uint64_t>();
-        std::uint64_t sum = 0, nonzero = 0;
-        for (const Json& n : r["stalls_per_run"]) {
-          const std::uint64_t v = n.is_number_unsigned() ? n.get<std::uint64_t>() : 0;
-          sum += v;
-          nonzero += v > 0 ? 1 : 0;
-        }
-        if (runs == 0) problems.push_back(where + " ran no runs");
-        if (r["wakes"].get<std::uint64_t>() > runs * r["wakes_per_run"].get<std::uint64_t>()) {
-          problems.push_back(where + ": more wakes than its runs ask for");
-        }
-        if (r["stalls_per_run"].size() != runs || sum != stalls || nonzero != stalled) {
-          problems.push_back(where + ": stalls_per_run does not agree with runs, stalls and stalled_runs");
-        }
-        if (r["stall_at"].size() != stalled) problems.push_back(where + ": stall_at does not list every stalled run");
-        if (std::string(v) == "on" && stalls != 0) {
-          problems.push_back(where + ": " + std::to_string(stalls) + " stalls in " + std::to_string(stalled) + " of " +
-                             std::to_string(runs) + " runs: a wake was lost with both fences in place");
-        }
+void judge(const Json& doc, std::vector<std::string>& problems) {
+  for (const char* v : kVariants) {
+    const std::string where = std::string("fences ") + v;
+    const Json* one = handoff::probes::the_one(doc["results"], where, handoff::probes::named("fences", v), problems);
+    if (one == nullptr) continue;
+    const Json& r = *one;
+    bool counts = true;
+    for (const char* k : {"runs", "wakes_per_run", "wakes", "stalls", "stalled_runs", "first_stall_at"}) {
+      if (!r.contains(k) || !r[k].is_number_unsigned()) {
+        problems.push_back(where + ": " + k + " is not a count");
+        counts = false;
       }
-      if (found != 1) problems.push_back(where + " appears " + std::to_string(found) + " times (expected once)");
+    }
+    for (const char* k : {"stall_at", "stalls_per_run"}) {
+      if (!r.contains(k) || !r[k].is_array()) {
+        problems.push_back(where + ": no " + k + " list");
+        counts = false;
+      }
+    }
+    if (!r.contains("stalls_per_100k") || !r["stalls_per_100k"].is_number()) {
+      problems.push_back(where + ": stalls_per_100k is not a number");
+    }
+    for (const char* k : {"wall_s", "wakes_per_s"}) {
+      if (!r.contains(k) || !r[k].is_object() || !(r[k].value("median", 0.0) > 0)) {
+        problems.push_back(where + ": " + k + ".median is not a positive number");
+      }
+    }
+    if (!counts) continue;
+    const auto runs = r["runs"].get<std::uint64_t>();
+    const auto stalls = r["stalls"].get<std::uint64_t>();
+    const auto stalled = r["stalled_runs"].get<std::uint64_t>();
+    std::uint64_t sum = 0, nonzero = 0;
+    for (const Json& n : r["stalls_per_run"]) {
+      const std::uint64_t v = n.is_number_unsigned() ? n.get<std::uint64_t>() : 0;
+      sum += v;
+      nonzero += v > 0 ? 1 : 0;
+    }
+    if (runs == 0) problems.push_back(where + " ran no runs");
+    if (r["wakes"].get<std::uint64_t>() > runs * r["wakes_per_run"].get<std::uint64_t>()) {
+      problems.push_back(where + ": more wakes than its runs ask for");
+    }
+    if (r["stalls_per_run"].size() != runs || sum != stalls || nonzero != stalled) {
+      problems.push_back(where + ": stalls_per_run does not agree with runs, stalls and stalled_runs");
+    }
+    if (r["stall_at"].size() != stalled) problems.push_back(where + ": stall_at does not list every stalled run");
+    if (std::string(v) == "on" && stalls != 0) {
+      problems.push_back(where + ": " + std::to_string(stalls) + " stalls in " + std::to_string(stalled) + " of " +
+                         std::to_string(runs) + " runs: a wake was lost with both fences in place");
     }
   }
-  return handoff::probes::check_verdict(problems, kTool, path, "lists both variants; the fenced ring never stalled");
 }
 
 struct Tally {
@@ -195,7 +185,8 @@ int run(int argc, char** argv) {
   cli.add_flag("--unpinned", unpinned,
                "Leave the two threads where the scheduler puts them (default: each on its own CPU)");
   probe.add_report_flags("both variants once, and no stall with the fences on");
-  if (const auto status = probe.parse(argc, argv, check_file)) return *status;
+  if (const auto status = probe.parse(argc, argv, true, "lists both variants; the fenced ring never stalled", judge))
+    return *status;
   po.stall_after = std::chrono::milliseconds(stall_ms);
   po.pinned = !unpinned;
   po.give_up = std::chrono::milliseconds(std::max(give_up_ms, stall_ms));

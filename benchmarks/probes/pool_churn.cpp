@@ -110,10 +110,8 @@ struct Settings {
   double seconds = 1.0;
   unsigned warmup_ms = 300;
   unsigned rounds = 3;
-  unsigned work_us = 10;
-  unsigned after_post_us = 10;
-  unsigned callback_us = 5;
-  handoff::probes::LockArms lock_arms;  // --spin-us, --lock, --switch-interval-us
+  handoff::probes::InterpretedWork work{10, 10, 5};  // --work-us, --after-post-us, --callback-us
+  handoff::probes::LockArms lock_arms;               // --spin-us, --lock, --switch-interval-us
   std::string pg = "hostaddr=127.0.0.1";
   std::string database = "handoff_churn";
 };
@@ -155,7 +153,7 @@ class ChurnRun final : public evloop::PollHooks {
   ChurnRun(const Settings& s, const Arm& arm)
       : s_(s),
         arm_(arm),
-        lock_(lock_options(s, arm)),
+        lock_(handoff::probes::lock_options(s.lock_arms, arm.lock)),
         loop_(loop_options(arm)),
         pool_(
             loop_, [this](Pool::Served done) { upstream::PgConnection::connect(loop_, conninfo_, std::move(done)); },
@@ -208,12 +206,6 @@ class ChurnRun final : public evloop::PollHooks {
   }
 
  private:
-  static sync::InterpreterLockOptions lock_options(const Settings& s, const Arm& arm) {
-    sync::InterpreterLockOptions o;
-    o.switch_interval = std::chrono::microseconds(s.lock_arms.switch_interval_us);
-    o.enabled = arm.lock;
-    return o;
-  }
   static evloop::EventLoopOptions loop_options(const Arm& arm) {
     evloop::EventLoopOptions o;
     o.turn = arm.turn;
@@ -270,11 +262,11 @@ class ChurnRun final : public evloop::PollHooks {
     // acquire (here and below): pairs with the loop's release bump after it answered us.
     std::uint32_t seen = replies_[me].seq.load(std::memory_order_acquire);
     while (!stop_.load(std::memory_order_relaxed)) {  // relaxed: a stale false costs one more request
-      interpreted(lock_, std::int64_t{s_.work_us} * 1000, nullptr);
+      interpreted(lock_, std::int64_t{s_.work.work_us} * 1000, nullptr);
       // The post, lock held: the push and the wake flag's poke (EventLoop's fences) happen
       // while this thread still holds the lock the loop needs to run the request.
       loop_.call_soon_threadsafe([this, me] { start(me); });
-      interpreted(lock_, std::int64_t{s_.after_post_us} * 1000, nullptr);
+      interpreted(lock_, std::int64_t{s_.work.after_post_us} * 1000, nullptr);
       lock_.release_for_io([&] {
         while (replies_[me].seq.load(std::memory_order_acquire) == seen) {
           replies_[me].seq.wait(seen, std::memory_order_acquire);
@@ -292,7 +284,9 @@ class ChurnRun final : public evloop::PollHooks {
     drivers_left_.fetch_sub(1, std::memory_order_release);  // release: pairs with loop_main's acquire load (error path)
   }
 
-  void work_on_loop() { interpreted(lock_, std::int64_t{s_.callback_us} * 1000, measuring_ ? &loop_waits_ : nullptr); }
+  void work_on_loop() {
+    interpreted(lock_, std::int64_t{s_.work.callback_us} * 1000, measuring_ ? &loop_waits_ : nullptr);
+  }
 
   // db_route's two_queries as callbacks: check out, SELECT 1 twice on one connection, check
   // in, answer. A request holds its connection in a shared state its callbacks share.
@@ -402,8 +396,8 @@ class ChurnRun final : public evloop::PollHooks {
 };
 
 struct Tally {
-  std::vector<double> per_s, cpu_us, sessions_1k, opened_1k, closed_1k, waits_1k, burst_1k, catches, blocking;
-  std::vector<double> per_turn, loop_wait_us;
+  handoff::probes::LoopTally loop;  // requests/s, loop CPU, lock waits, completions per turn
+  std::vector<double> sessions_1k, opened_1k, closed_1k, waits_1k, burst_1k, catches, blocking;
   std::uint64_t requests = 0, errors = 0, turns = 0, burst_max = 0;
   long sessions = 0;
   std::uint64_t opened = 0, closed_on_checkin = 0;
@@ -419,8 +413,7 @@ void add(Tally& t, const RunResult& r) {
   t.closed_on_checkin += r.closed_on_checkin;
   t.burst_max = std::max(t.burst_max, r.burst_max);
   if (t.first_error.empty()) t.first_error = r.first_error;
-  t.per_s.push_back(r.wall_s > 0 ? static_cast<double>(r.requests) / r.wall_s : 0.0);
-  t.cpu_us.push_back(per(static_cast<double>(r.loop_cpu_ns) / 1e3, r.requests));
+  t.loop.add(r.requests, r.wall_s, r.loop_cpu_ns, r.loop_waits, r.per_turn);
   t.sessions_1k.push_back(per(1000.0 * static_cast<double>(r.sessions), r.requests));
   t.opened_1k.push_back(per(1000.0 * static_cast<double>(r.opened), r.requests));
   t.closed_1k.push_back(per(1000.0 * static_cast<double>(r.closed_on_checkin), r.requests));
@@ -428,8 +421,6 @@ void add(Tally& t, const RunResult& r) {
   t.burst_1k.push_back(per(1000.0 * static_cast<double>(r.burst_checkins), r.requests));
   t.catches.push_back(per(static_cast<double>(r.spin_catches), r.requests));
   t.blocking.push_back(per(static_cast<double>(r.blocking_waits), r.requests));
-  for (const std::uint32_t n : r.per_turn) t.per_turn.push_back(n);
-  for (const std::int64_t w : r.loop_waits) t.loop_wait_us.push_back(static_cast<double>(w) / 1e3);
 }
 
 Json result_of(const Arm& arm, const Tally& t, unsigned rounds) {
@@ -442,8 +433,8 @@ Json result_of(const Arm& arm, const Tally& t, unsigned rounds) {
               {"requests", t.requests},
               {"errors", t.errors},
               {"first_error", t.first_error},
-              {"requests_per_s", median_min_max(t.per_s)},
-              {"loop_cpu_us_per_request", median_min_max(t.cpu_us)},
+              {"requests_per_s", median_min_max(t.loop.per_s)},
+              {"loop_cpu_us_per_request", median_min_max(t.loop.cpu_us)},
               {"new_sessions_per_1k", median_min_max(t.sessions_1k)},
               {"pool_opened_per_1k", median_min_max(t.opened_1k)},
               {"pool_closed_on_checkin_per_1k", median_min_max(t.closed_1k)},
@@ -453,8 +444,8 @@ Json result_of(const Arm& arm, const Tally& t, unsigned rounds) {
               {"pool_opened", t.opened},
               {"pool_closed_on_checkin", t.closed_on_checkin},
               {"burst_max", t.burst_max},
-              {"completions_per_turn", handoff::probes::per_turn(t.per_turn)},
-              {"loop_lock_wait_us", handoff::probes::lock_waits(t.loop_wait_us)},
+              {"completions_per_turn", handoff::probes::per_turn(t.loop.per_turn)},
+              {"loop_lock_wait_us", handoff::probes::lock_waits(t.loop.loop_wait_us)},
               {"spin_catches_per_request", median_min_max(t.catches)},
               {"blocking_waits_per_request", median_min_max(t.blocking)}};
 }
@@ -479,63 +470,44 @@ std::vector<Arm> all_arms(const std::vector<std::string>& turns, const std::vect
 // more is reported, never asserted.
 // -------------------------------------------------------------------------------------
 
-int check_file(const std::string& path) {
-  const std::optional<Json> read = handoff::probes::read_json(path, kTool);
-  if (!read) return 1;
-  const Json& doc = *read;
-  std::vector<std::string> problems = handoff::probes::envelope_problems(doc, kTool, true);
-  if (doc.contains("results") && doc["results"].is_array()) {
-    for (const Arm& arm : all_arms({"drain", "generation"}, {0, 50}, {"on", "off"})) {
-      const std::string where = arm.name();
-      int found = 0;
-      for (const Json& r : doc["results"]) {
-        if (r.value("arm", "") != where) continue;
-        ++found;
-        if (!r.contains("requests") || !r["requests"].is_number_unsigned() || r["requests"].get<std::uint64_t>() == 0) {
-          problems.push_back(where + ": no requests");
-        }
-        if (!r.contains("errors") || !r["errors"].is_number_unsigned() || r["errors"].get<std::uint64_t>() != 0) {
-          problems.push_back(where + ": requests failed (" + r.value("first_error", std::string("?")) + ")");
-        }
-        for (const char* k : {"requests_per_s", "loop_cpu_us_per_request"}) {
-          if (!r.contains(k) || !r[k].is_object() || !(r[k].value("median", 0.0) > 0)) {
-            problems.push_back(where + ": " + k + ".median is not a positive number");
-          }
-        }
-        for (const char* k : {"new_sessions_per_1k", "pool_opened_per_1k", "pool_closed_on_checkin_per_1k"}) {
-          if (!r.contains(k) || !r[k].is_object() || !r[k].contains("min") || !r[k]["min"].is_number() ||
-              r[k]["min"].get<double>() < 0) {
-            problems.push_back(where + ": " + k + " is not a count >= 0 in every round");
-          }
-        }
-        if (!r.contains("completions_per_turn") || !r["completions_per_turn"].is_object() ||
-            !(r["completions_per_turn"].value("mean", 0.0) > 0)) {
-          problems.push_back(where + ": completions_per_turn.mean is not a positive number");
-        }
-        if (!r.contains("loop_lock_wait_us") || !r["loop_lock_wait_us"].is_object()) {
-          problems.push_back(where + ": no loop_lock_wait_us object");
-        } else if (!arm.lock && r["loop_lock_wait_us"].value("max", -1.0) != 0.0) {
-          problems.push_back(where + ": the loop waited for a lock that is a no-op");
-        }
+void judge(const Json& doc, std::vector<std::string>& problems) {
+  for (const Arm& arm : all_arms({"drain", "generation"}, {0, 50}, {"on", "off"})) {
+    const std::string where = arm.name();
+    const Json* one = handoff::probes::the_one(doc["results"], where, handoff::probes::named("arm", where), problems);
+    if (one == nullptr) continue;
+    const Json& r = *one;
+    if (!r.contains("requests") || !r["requests"].is_number_unsigned() || r["requests"].get<std::uint64_t>() == 0) {
+      problems.push_back(where + ": no requests");
+    }
+    if (!r.contains("errors") || !r["errors"].is_number_unsigned() || r["errors"].get<std::uint64_t>() != 0) {
+      problems.push_back(where + ": requests failed (" + r.value("first_error", std::string("?")) + ")");
+    }
+    handoff::probes::positive_medians(r, where, {"requests_per_s", "loop_cpu_us_per_request"}, problems);
+    for (const char* k : {"new_sessions_per_1k", "pool_opened_per_1k", "pool_closed_on_checkin_per_1k"}) {
+      if (!r.contains(k) || !r[k].is_object() || !r[k].contains("min") || !r[k]["min"].is_number() ||
+          r[k]["min"].get<double>() < 0) {
+        problems.push_back(where + ": " + k + " is not a count >= 0 in every round");
       }
-      if (found != 1) problems.push_back(where + " appears " + std::to_string(found) + " times (expected once)");
+    }
+    handoff::probes::judge_loop_distributions(r, where, arm.lock, problems);
+    if (r.contains("completions_per_turn") && r["completions_per_turn"].is_object() &&
+        !(r["completions_per_turn"].value("mean", 0.0) > 0)) {
+      problems.push_back(where + ": completions_per_turn.mean is not a positive number");
     }
   }
-  return handoff::probes::check_verdict(problems, kTool, path,
-                                        "lists the eight arms, each served requests without an error");
 }
 
 void print_table(const Json& doc) {
-  std::printf("%-24s %8s %9s %9s %9s %9s %9s %7s %9s %9s\n", "arm", "req/s", "loopCPUus", "sess/1k", "open/1k",
-              "close/1k", "per turn", "p99", "wait p99", "wait max");
-  for (const Json& r : doc["results"]) {
-    std::printf("%-24s %8.0f %9.2f %9.2f %9.2f %9.2f %9.2f %7.0f %9.1f %9.1f\n", r["arm"].get<std::string>().c_str(),
-                r["requests_per_s"]["median"].get<double>(), r["loop_cpu_us_per_request"]["median"].get<double>(),
-                r["new_sessions_per_1k"]["median"].get<double>(), r["pool_opened_per_1k"]["median"].get<double>(),
-                r["pool_closed_on_checkin_per_1k"]["median"].get<double>(),
-                r["completions_per_turn"]["mean"].get<double>(), r["completions_per_turn"]["p99"].get<double>(),
-                r["loop_lock_wait_us"]["p99"].get<double>(), r["loop_lock_wait_us"]["max"].get<double>());
-  }
+  handoff::probes::print_columns(doc, 24,
+                                 {{"req/s", 8, 0, "requests_per_s", "median"},
+                                  {"loopCPUus", 9, 2, "loop_cpu_us_per_request", "median"},
+                                  {"sess/1k", 9, 2, "new_sessions_per_1k", "median"},
+                                  {"open/1k", 9, 2, "pool_opened_per_1k", "median"},
+                                  {"close/1k", 9, 2, "pool_closed_on_checkin_per_1k", "median"},
+                                  {"per turn", 9, 2, "completions_per_turn", "mean"},
+                                  {"p99", 7, 0, "completions_per_turn", "p99"},
+                                  {"wait p99", 9, 1, "loop_lock_wait_us", "p99"},
+                                  {"wait max", 9, 1, "loop_lock_wait_us", "max"}});
 }
 
 int run(int argc, char** argv) {
@@ -553,13 +525,8 @@ int run(int argc, char** argv) {
       ->range(10u, 60'000u);
   cli.add_option("--rounds", s.rounds, "Rounds; arms alternate within each, reversed every other round")
       ->range(1u, 1000u);
-  cli.add_option("--work-us", s.work_us, "A driver's interpreted work before it posts, lock held")->range(0u, 100'000u);
-  cli.add_option("--after-post-us", s.after_post_us,
-                 "A driver's interpreted work after it posts, before it releases the lock for its wait")
-      ->range(0u, 100'000u);
-  cli.add_option("--callback-us", s.callback_us,
-                 "The loop's interpreted work at each of a request's three steps (start, after each query)")
-      ->range(0u, 100'000u);
+  handoff::probes::add_interpreted_work_flags(cli, s.work, "driver", 0,
+                                              "at each of a request's three steps (start, after each query)");
   handoff::probes::add_lock_arm_flags(cli, s.lock_arms);
   cli.add_option("--turn", turns, "Turn shapes to run (default drain,generation)")
       ->one_of({"drain", "generation"})
@@ -571,7 +538,9 @@ int run(int argc, char** argv) {
                  "The pool's database, created afresh (must not be the monitor's, PGDATABASE)")
       ->show_default();
   probe.add_report_flags("the eight arms once, each with requests and no errors");
-  if (const auto status = probe.parse(argc, argv, check_file)) return *status;
+  if (const auto status =
+          probe.parse(argc, argv, true, "lists the eight arms, each served requests without an error", judge))
+    return *status;
 
   const std::vector<Arm> arms = all_arms(turns, s.lock_arms.spins, s.lock_arms.locks);
   std::vector<Tally> tallies(arms.size());
@@ -592,13 +561,11 @@ int run(int argc, char** argv) {
         r = churn.run(monitor);
       }
       add(tallies[k], r);
-      std::fprintf(stderr,
-                   "round %u/%u %-24s %7.0f req/s, loop %6.2f us CPU each, %6.2f new sessions/1k "
-                   "(pool opened %6.2f), %.2f per turn%s%s\n",
-                   round + 1, s.rounds, arms[k].name().c_str(), tallies[k].per_s.back(), tallies[k].cpu_us.back(),
-                   tallies[k].sessions_1k.back(), tallies[k].opened_1k.back(),
-                   per(static_cast<double>(r.requests), r.per_turn.size()), r.errors > 0 ? ", ERRORS: " : "",
-                   r.first_error.c_str());
+      char churn[96];
+      std::snprintf(churn, sizeof churn, ", %6.2f new sessions/1k (pool opened %6.2f)", tallies[k].sessions_1k.back(),
+                    tallies[k].opened_1k.back());
+      handoff::probes::say_round(round, s.rounds, arms[k].name(), "req", tallies[k].loop,
+                                 churn + (r.errors > 0 ? ", ERRORS: " + r.first_error : std::string()));
     });
   } catch (const std::exception& e) {
     std::fprintf(stderr, "pool-churn: %s\n", e.what());
@@ -606,23 +573,12 @@ int run(int argc, char** argv) {
   }
   Json results = Json::array();
   for (std::size_t k = 0; k < arms.size(); ++k) results.push_back(result_of(arms[k], tallies[k], s.rounds));
-  return probe.report(Json{{"settings", Json{{"drivers", s.drivers},
-                                             {"pool_size", s.pool_size},
-                                             {"max_overflow", s.max_overflow},
-                                             {"seconds", s.seconds},
-                                             {"warmup_ms", s.warmup_ms},
-                                             {"rounds", s.rounds},
-                                             {"work_us", s.work_us},
-                                             {"after_post_us", s.after_post_us},
-                                             {"callback_us", s.callback_us},
-                                             {"switch_interval_us", s.lock_arms.switch_interval_us},
-                                             {"turn", turns},
-                                             {"spin_us", s.lock_arms.spins},
-                                             {"lock", s.lock_arms.locks},
-                                             {"queries", "SELECT 1, twice per request"},
-                                             {"postgres", server_version}}},
-                           {"results", std::move(results)}},
-                      print_table);
+  Json settings{{"drivers", s.drivers}, {"pool_size", s.pool_size}, {"max_overflow", s.max_overflow},
+                {"seconds", s.seconds}, {"warmup_ms", s.warmup_ms}, {"rounds", s.rounds}};
+  settings.update(handoff::probes::interpreted_work_settings(s.work));
+  settings.update(handoff::probes::lock_arms_settings(s.lock_arms));
+  settings.update(Json{{"turn", turns}, {"queries", "SELECT 1, twice per request"}, {"postgres", server_version}});
+  return probe.report(Json{{"settings", std::move(settings)}, {"results", std::move(results)}}, print_table);
 }
 
 }  // namespace

@@ -13,10 +13,11 @@ config::Option* ProbeMain::add_report_flags(const std::string& checks) {
       ->excludes("--json");
 }
 
-std::optional<int> ProbeMain::parse(int argc, char** argv,
-                                    const std::function<int(const std::string& path)>& check_file) {
+std::optional<int> ProbeMain::parse(
+    int argc, char** argv, bool with_settings, const std::string& passed,
+    const std::function<void(const Json& doc, std::vector<std::string>& problems)>& judge) {
   if (const auto status = cli_.parse(argc, argv)) return status;
-  if (!check_path_.empty()) return check_file(check_path_);
+  if (!check_path_.empty()) return check_report(check_path_, tool_, with_settings, passed, judge);
   return std::nullopt;
 }
 

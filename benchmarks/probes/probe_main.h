@@ -10,6 +10,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "config/command_line.h"
 #include "probe_report.h"
@@ -33,8 +34,10 @@ class ProbeMain {
   config::Option* add_report_flags(const std::string& checks);
 
   /// Parse the command line. nullopt: measure. Otherwise the status to exit with: the
-  /// parser's (after --help or a refused flag), or `check_file`'s verdict on --check's FILE.
-  std::optional<int> parse(int argc, char** argv, const std::function<int(const std::string& path)>& check_file);
+  /// parser's (after --help or a refused flag), or the verdict on --check's FILE, judged by
+  /// check_report with `with_settings`, `passed` and the probe's own `judge`.
+  std::optional<int> parse(int argc, char** argv, bool with_settings, const std::string& passed,
+                           const std::function<void(const Json& doc, std::vector<std::string>& problems)>& judge);
 
   /// The report: {"tool", "machine", then `fields` in their order}, printed whole on stdout
   /// without --json, else written there and summed up by `print_table`. The exit status.

@@ -94,12 +94,62 @@ std::vector<std::string> envelope_problems(const Json& doc, const char* tool, bo
   return problems;
 }
 
+void positive_medians(const Json& r, const std::string& where, std::initializer_list<const char*> keys,
+                      std::vector<std::string>& problems) {
+  for (const char* k : keys) {
+    if (!r.contains(k) || !r[k].is_object() || !(r[k].value("median", 0.0) > 0)) {
+      problems.push_back(where + ": " + k + ".median is not a positive number");
+    }
+  }
+}
+
+const Json* the_one(const Json& results, const std::string& where, const std::function<bool(const Json& r)>& is,
+                    std::vector<std::string>& problems) {
+  const Json* one = nullptr;
+  int found = 0;
+  for (const Json& r : results) {
+    if (!is(r)) continue;
+    one = &r;
+    ++found;
+  }
+  if (found == 1) return one;
+  problems.push_back(where + " appears " + std::to_string(found) + " times (expected once)");
+  return nullptr;
+}
+
+std::function<bool(const Json& r)> named(const char* key, const std::string& value) {
+  return [key, value](const Json& r) { return r.value(key, "") == value; };
+}
+
 int check_verdict(const std::vector<std::string>& problems, const char* tool, const std::string& path,
                   const std::string& passed) {
   for (const std::string& p : problems) std::fprintf(stderr, "%s --check: %s\n", tool, p.c_str());
   if (!problems.empty()) return 1;
   std::printf("%s --check: %s %s\n", tool, path.c_str(), passed.c_str());
   return 0;
+}
+
+int check_report(const std::string& path, const char* tool, bool with_settings, const std::string& passed,
+                 const std::function<void(const Json& doc, std::vector<std::string>& problems)>& judge) {
+  const std::optional<Json> read = read_json(path, tool);
+  if (!read) return 1;
+  std::vector<std::string> problems = envelope_problems(*read, tool, with_settings);
+  if (read->contains("results") && (*read)["results"].is_array()) judge(*read, problems);
+  return check_verdict(problems, tool, path, passed);
+}
+
+void print_columns(const Json& doc, int arm_width, std::initializer_list<Column> columns) {
+  std::printf("%-*s", arm_width, "arm");
+  for (const Column& c : columns) std::printf(" %*s", c.width, c.head);
+  std::printf("\n");
+  for (const Json& r : doc["results"]) {
+    std::printf("%-*s", arm_width, r["arm"].get<std::string>().c_str());
+    for (const Column& c : columns) {
+      const Json& v = *c.field != '\0' ? r[c.key][c.field] : r[c.key];
+      std::printf(" %*.*f", c.width, c.decimals, v.get<double>());
+    }
+    std::printf("\n");
+  }
 }
 
 int emit_report(const Json& doc, const std::string& path, const char* tool,

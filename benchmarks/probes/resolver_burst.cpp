@@ -167,61 +167,54 @@ Sample run_burst(evloop::EventLoop& loop, const LookupKind& kind, std::size_t ma
 constexpr std::array kFigures = {"wall_ms",         "cpu_ms",       "voluntary_switches", "involuntary_switches",
                                  "threads_started", "peak_threads", "peak_running"};
 
-int check_file(const std::string& path) {
-  const std::optional<Json> read = handoff::probes::read_json(path, "resolver-burst");
-  if (!read) return 1;
-  const Json& doc = *read;
-  std::vector<std::string> problems = handoff::probes::envelope_problems(doc, "resolver-burst", true);
+void judge(const Json& doc, std::vector<std::string>& problems) {
   const Json settings = doc.value("settings", Json::object());
   if (!settings.contains("lookups") || !settings["lookups"].is_number_unsigned() || !settings.contains("cap") ||
       !settings["cap"].is_number_unsigned()) {
     problems.emplace_back("\"settings\" lacks lookups or cap");
   }
-  if (!problems.empty()) return handoff::probes::check_verdict(problems, "resolver-burst", path, "");
+  if (!problems.empty()) return;
   const auto lookups = settings["lookups"].get<std::uint64_t>();
   const auto cap = settings["cap"].get<double>();
   for (const LookupKind& k : kLookups) {
     for (const std::string_view bound : kBounds) {
       const std::string where = std::string(k.name) + "/" + std::string(bound);
-      int found = 0;
-      for (const Json& r : doc["results"]) {
-        if (r.value("lookup", "") != k.name || r.value("bound", "") != bound) continue;
-        ++found;
-        if (r.value("lookups", std::uint64_t{0}) != lookups)
-          problems.push_back(where + ".lookups is not " + std::to_string(lookups));
-        if (!r.contains("errors") || !r["errors"].is_number_unsigned() || r["errors"].get<std::uint64_t>() != 0) {
-          problems.push_back(where + ": some lookups failed (errors is not 0)");
+      const Json* one = handoff::probes::the_one(
+          doc["results"], where,
+          [&](const Json& r) { return r.value("lookup", "") == k.name && r.value("bound", "") == bound; }, problems);
+      if (one == nullptr) continue;
+      const Json& r = *one;
+      if (r.value("lookups", std::uint64_t{0}) != lookups)
+        problems.push_back(where + ".lookups is not " + std::to_string(lookups));
+      if (!r.contains("errors") || !r["errors"].is_number_unsigned() || r["errors"].get<std::uint64_t>() != 0) {
+        problems.push_back(where + ": some lookups failed (errors is not 0)");
+      }
+      for (const char* f : kFigures) {
+        const Json s = r.value(f, Json());
+        const bool ok = s.is_object() && s.contains("median") && s.contains("min") && s.contains("max") &&
+                        s["median"].is_number() && s["min"].is_number() && s["max"].is_number() &&
+                        s["min"].get<double>() >= 0 && s["min"].get<double>() <= s["median"].get<double>() &&
+                        s["median"].get<double>() <= s["max"].get<double>();
+        if (!ok) {
+          problems.push_back(where + "." + f + " is not a figure with 0 <= min <= median <= max");
+        } else if ((std::string_view(f) == "wall_ms" || std::string_view(f) == "threads_started") &&
+                   !(s["min"].get<double>() > 0)) {
+          problems.push_back(where + "." + f + " is not positive");
         }
-        for (const char* f : kFigures) {
-          const Json s = r.value(f, Json());
-          const bool ok = s.is_object() && s.contains("median") && s.contains("min") && s.contains("max") &&
-                          s["median"].is_number() && s["min"].is_number() && s["max"].is_number() &&
-                          s["min"].get<double>() >= 0 && s["min"].get<double>() <= s["median"].get<double>() &&
-                          s["median"].get<double>() <= s["max"].get<double>();
-          if (!ok) {
-            problems.push_back(where + "." + f + " is not a figure with 0 <= min <= median <= max");
-          } else if ((std::string_view(f) == "wall_ms" || std::string_view(f) == "threads_started") &&
-                     !(s["min"].get<double>() > 0)) {
-            problems.push_back(where + "." + f + " is not positive");
-          }
-        }
-        // The bound is a correctness property, not a timing one: the capped arm may never
-        // have had more than the cap inside the lookup, nor more threads alive.
-        if (bound == "capped") {
-          for (const char* f : {"peak_running", "peak_threads"}) {
-            const double most = r.value(f, Json::object()).value("max", 0.0);
-            if (most > cap) {
-              problems.push_back(where + ": " + f + " reached " + std::to_string(static_cast<long>(most)) +
-                                 ", above the cap of " + std::to_string(static_cast<long>(cap)));
-            }
+      }
+      // The bound is a correctness property, not a timing one: the capped arm may never
+      // have had more than the cap inside the lookup, nor more threads alive.
+      if (bound == "capped") {
+        for (const char* f : {"peak_running", "peak_threads"}) {
+          const double most = r.value(f, Json::object()).value("max", 0.0);
+          if (most > cap) {
+            problems.push_back(where + ": " + f + " reached " + std::to_string(static_cast<long>(most)) +
+                               ", above the cap of " + std::to_string(static_cast<long>(cap)));
           }
         }
       }
-      if (found != 1) problems.push_back(where + " appears " + std::to_string(found) + " times (expected once)");
     }
   }
-  return handoff::probes::check_verdict(problems, "resolver-burst", path,
-                                        "lists every row, every lookup answered, and the capped arm within its cap");
 }
 
 void print_table(const Json& doc) {
@@ -254,7 +247,9 @@ int run(int argc, char** argv) {
   cli.add_option("--only-bound", only_bound, "Run only this arm (repeatable)")->one_of({"capped", "unbounded"});
   probe.add_report_flags("every row once, every lookup answered, the capped arm within its cap")
       ->excludes("--only-bound");
-  if (const auto status = probe.parse(argc, argv, check_file)) return *status;
+  if (const auto status = probe.parse(
+          argc, argv, true, "lists every row, every lookup answered, and the capped arm within its cap", judge))
+    return *status;
 
   const std::size_t cpus = evloop::affinity_cpus();
   const std::size_t cap = evloop::lookup_cap(cpus);

@@ -197,60 +197,52 @@ constexpr const char* kOutcomes[] = {"00", "01", "10", "11"};
 // never shows both loads reading 0.
 // -------------------------------------------------------------------------------------
 
-int check_file(const std::string& path) {
-  const std::optional<Json> read = handoff::probes::read_json(path, "sb-litmus");
-  if (!read) return 1;
-  const Json& doc = *read;
-  std::vector<std::string> problems = handoff::probes::envelope_problems(doc, "sb-litmus", false);
-  if (doc.contains("results") && doc["results"].is_array()) {
-    for (const VariantInfo& v : kVariants) {
-      for (const char* placement : kPlacements) {
-        const std::string where = std::string(v.name) + "/" + placement;
-        int found = 0;
-        for (const Json& r : doc["results"]) {
-          if (r.value("variant", "") != v.name || r.value("placement", "") != placement) continue;
-          ++found;
-          if (r.value("skipped", false)) continue;  // pinning refused: no counts to judge
-          bool numbers = true;
-          for (const char* k : {"trials", "both_zero", "late"}) {
-            if (!r.contains(k) || !r[k].is_number_unsigned()) {
-              problems.push_back(where + "." + k + " is not a count");
-              numbers = false;
-            }
-          }
-          if (!r.contains("outcomes") || !r["outcomes"].is_object()) {
-            problems.push_back(where + ".outcomes is missing");
-            continue;
-          }
-          std::uint64_t sum = 0;
-          for (const char* o : kOutcomes) {
-            if (!r["outcomes"].contains(o) || !r["outcomes"][o].is_number_unsigned()) {
-              problems.push_back(where + ".outcomes." + o + " is not a count");
-              numbers = false;
-            } else {
-              sum += r["outcomes"][o].get<std::uint64_t>();
-            }
-          }
-          if (!r.contains("rate") || !r["rate"].is_number()) problems.push_back(where + ".rate is not a number");
-          if (!numbers) continue;
-          const auto trials = r["trials"].get<std::uint64_t>();
-          const auto both_zero = r["both_zero"].get<std::uint64_t>();
-          if (trials == 0) problems.push_back(where + " ran no trials");
-          if (sum != trials) problems.push_back(where + ": the outcomes do not add up to the trials");
-          if (both_zero != r["outcomes"]["00"].get<std::uint64_t>()) {
-            problems.push_back(where + ": both_zero is not outcomes.00");
-          }
-          if (v.fenced && both_zero != 0) {
-            problems.push_back(where + ": both-zero seen " + std::to_string(both_zero) +
-                               " times under a seq_cst order that forbids it");
-          }
+void judge(const Json& doc, std::vector<std::string>& problems) {
+  for (const VariantInfo& v : kVariants) {
+    for (const char* placement : kPlacements) {
+      const std::string where = std::string(v.name) + "/" + placement;
+      const Json* one = handoff::probes::the_one(
+          doc["results"], where,
+          [&](const Json& r) { return r.value("variant", "") == v.name && r.value("placement", "") == placement; },
+          problems);
+      if (one == nullptr) continue;
+      const Json& r = *one;
+      if (r.value("skipped", false)) continue;  // pinning refused: no counts to judge
+      bool numbers = true;
+      for (const char* k : {"trials", "both_zero", "late"}) {
+        if (!r.contains(k) || !r[k].is_number_unsigned()) {
+          problems.push_back(where + "." + k + " is not a count");
+          numbers = false;
         }
-        if (found != 1) problems.push_back(where + " appears " + std::to_string(found) + " times (expected once)");
+      }
+      if (!r.contains("outcomes") || !r["outcomes"].is_object()) {
+        problems.push_back(where + ".outcomes is missing");
+        continue;
+      }
+      std::uint64_t sum = 0;
+      for (const char* o : kOutcomes) {
+        if (!r["outcomes"].contains(o) || !r["outcomes"][o].is_number_unsigned()) {
+          problems.push_back(where + ".outcomes." + o + " is not a count");
+          numbers = false;
+        } else {
+          sum += r["outcomes"][o].get<std::uint64_t>();
+        }
+      }
+      if (!r.contains("rate") || !r["rate"].is_number()) problems.push_back(where + ".rate is not a number");
+      if (!numbers) continue;
+      const auto trials = r["trials"].get<std::uint64_t>();
+      const auto both_zero = r["both_zero"].get<std::uint64_t>();
+      if (trials == 0) problems.push_back(where + " ran no trials");
+      if (sum != trials) problems.push_back(where + ": the outcomes do not add up to the trials");
+      if (both_zero != r["outcomes"]["00"].get<std::uint64_t>()) {
+        problems.push_back(where + ": both_zero is not outcomes.00");
+      }
+      if (v.fenced && both_zero != 0) {
+        problems.push_back(where + ": both-zero seen " + std::to_string(both_zero) +
+                           " times under a seq_cst order that forbids it");
       }
     }
   }
-  return handoff::probes::check_verdict(problems, "sb-litmus", path,
-                                        "lists every variant and placement; the fenced ones never saw both-zero");
 }
 
 void print_table(const Json& doc) {
@@ -286,7 +278,9 @@ int run(int argc, char** argv) {
   cli.add_option("--only", only, "Run only this variant (repeatable)")->one_of(names);
   probe.add_report_flags("every variant and placement once, and no both-zero outcome under a fenced variant")
       ->excludes("--only");
-  if (const auto status = probe.parse(argc, argv, check_file)) return *status;
+  if (const auto status = probe.parse(argc, argv, false,
+                                      "lists every variant and placement; the fenced ones never saw both-zero", judge))
+    return *status;
 
   const std::vector<int> cpus = handoff::probes::two_cpus();
   Json results = Json::array();

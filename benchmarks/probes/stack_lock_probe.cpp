@@ -195,47 +195,36 @@ Json result_of(const std::string& arm, Tally& t) {
 // --check FILE: the smoke test's judge. The shape (each arm once, each with sends and
 // latencies), and what an arm cannot have: the per-worker arm never contends or defers (no
 // stack is shared), and only the hand-off arm hands off. Costs are reported, never asserted.
-int check_file(const std::string& path) {
-  const auto read = handoff::probes::read_json(path, kTool);
-  if (!read) return 1;
-  const Json& doc = *read;
-  std::vector<std::string> problems = handoff::probes::envelope_problems(doc, kTool, true);
-  if (doc.contains("results") && doc["results"].is_array()) {
-    for (const std::string& arm : kArms) {
-      int found = 0;
-      for (const Json& r : doc["results"]) {
-        if (r.value("arm", "") != arm) continue;
-        ++found;
-        if (r.value("sends", 0ULL) == 0) problems.push_back(arm + ": no sends");
-        if (!r.contains("send_latency_us") || !(r["send_latency_us"].value("max", 0.0) > 0)) {
-          problems.push_back(arm + ": no send latency");
-        }
-        if (arm == "per-worker" &&
-            (r.value("lock_contends_per_send", -1.0) != 0.0 || r.value("deferred_per_send", -1.0) != 0.0)) {
-          problems.push_back(arm + ": a stack per worker contended or deferred");
-        }
-        if (arm != "shared-handoff" && r.value("handoffs_per_send", -1.0) != 0.0) {
-          problems.push_back(arm + ": hand-offs without the hand-off variant");
-        }
-      }
-      if (found != 1) problems.push_back(arm + " appears " + std::to_string(found) + " times (expected once)");
+void judge(const Json& doc, std::vector<std::string>& problems) {
+  for (const std::string& arm : kArms) {
+    const Json* one = handoff::probes::the_one(doc["results"], arm, handoff::probes::named("arm", arm), problems);
+    if (one == nullptr) continue;
+    const Json& r = *one;
+    if (r.value("sends", 0ULL) == 0) problems.push_back(arm + ": no sends");
+    if (!r.contains("send_latency_us") || !(r["send_latency_us"].value("max", 0.0) > 0)) {
+      problems.push_back(arm + ": no send latency");
+    }
+    if (arm == "per-worker" &&
+        (r.value("lock_contends_per_send", -1.0) != 0.0 || r.value("deferred_per_send", -1.0) != 0.0)) {
+      problems.push_back(arm + ": a stack per worker contended or deferred");
+    }
+    if (arm != "shared-handoff" && r.value("handoffs_per_send", -1.0) != 0.0) {
+      problems.push_back(arm + ": hand-offs without the hand-off variant");
     }
   }
-  return handoff::probes::check_verdict(problems, kTool, path,
-                                        "lists the four arms; the per-worker arm never contended");
 }
 
 void print_table(const Json& doc) {
-  std::printf("%-17s %10s %9s %9s %10s %10s %9s %9s %9s %9s\n", "arm", "sends/s", "p50 us", "p99 us", "max us",
-              "contend/op", "defer/op", "empty/op", "sleep/op", "wake/op");
-  for (const Json& r : doc["results"]) {
-    std::printf("%-17s %10.0f %9.2f %9.2f %10.1f %10.4f %9.4f %9.4f %9.4f %9.4f\n", r["arm"].get<std::string>().c_str(),
-                r["sends_per_s"]["median"].get<double>(), r["send_latency_us"]["p50"].get<double>(),
-                r["send_latency_us"]["p99"].get<double>(), r["send_latency_us"]["max"].get<double>(),
-                r["lock_contends_per_send"].get<double>(), r["deferred_per_send"].get<double>(),
-                r["pool_empty_per_send"].get<double>(), r["lock_sleeps_per_send"].get<double>(),
-                r["lock_wakes_per_send"].get<double>());
-  }
+  handoff::probes::print_columns(doc, 17,
+                                 {{"sends/s", 10, 0, "sends_per_s", "median"},
+                                  {"p50 us", 9, 2, "send_latency_us", "p50"},
+                                  {"p99 us", 9, 2, "send_latency_us", "p99"},
+                                  {"max us", 10, 1, "send_latency_us", "max"},
+                                  {"contend/op", 10, 4, "lock_contends_per_send", ""},
+                                  {"defer/op", 9, 4, "deferred_per_send", ""},
+                                  {"empty/op", 9, 4, "pool_empty_per_send", ""},
+                                  {"sleep/op", 9, 4, "lock_sleeps_per_send", ""},
+                                  {"wake/op", 9, 4, "lock_wakes_per_send", ""}});
 }
 
 int run(int argc, char** argv) {
@@ -259,7 +248,9 @@ int run(int argc, char** argv) {
   probe.add_report_flags(
       "each arm once with sends, the per-worker arm never contending nor deferring, hand-offs only in the hand-off "
       "arm");
-  if (const auto status = probe.parse(argc, argv, check_file)) return *status;
+  if (const auto status =
+          probe.parse(argc, argv, true, "lists the four arms; the per-worker arm never contended", judge))
+    return *status;
 
   std::vector<Tally> tallies(arms.size());
   handoff::probes::alternate_arms(s.rounds, arms.size(), [&](unsigned round, std::size_t k) {

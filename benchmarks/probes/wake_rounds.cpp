@@ -144,47 +144,38 @@ Round run_policy(const std::string& policy, const Shape& shape) {
 // asserted: how often the shared policy loses one is what the probe measures.
 // -------------------------------------------------------------------------------------
 
-int check_file(const std::string& path) {
-  const std::optional<Json> read = handoff::probes::read_json(path, kTool);
-  if (!read) return 1;
-  const Json& doc = *read;
-  std::vector<std::string> problems = handoff::probes::envelope_problems(doc, kTool, true);
-  if (doc.contains("results") && doc["results"].is_array()) {
-    for (const char* p : kPolicies) {
-      const std::string policy = p;
-      int found = 0;
-      for (const Json& r : doc["results"]) {
-        if (r.value("policy", "") != policy) continue;
-        ++found;
-        bool counts = true;
-        for (const char* k : {"rounds", "lost_rounds", "unanswered_rounds", "rounds_with_stolen_pokes", "stolen_pokes",
-                              "chained_wakes", "age_wakes", "wakes_sent", "parks"}) {
-          if (!r.contains(k) || !r[k].is_number_unsigned()) {
-            problems.push_back(policy + ": " + k + " is not a count");
-            counts = false;
-          }
-        }
-        const Json& f = r.contains("fast_ms") ? r["fast_ms"] : Json();
-        if (!f.is_object() || !(f.value("min", -1.0) >= 0) || !(f.value("min", -1.0) <= f.value("median", -1.0)) ||
-            !(f.value("median", -1.0) <= f.value("max", -1.0))) {
-          problems.push_back(policy + ": fast_ms is not {median, min, max} with 0 <= min <= median <= max");
-        }
-        if (!counts) continue;
-        const auto n = [&](const char* k) { return r[k].get<std::uint64_t>(); };
-        if (n("rounds") == 0) problems.push_back(policy + " ran no rounds");
-        if (n("lost_rounds") > n("rounds") || n("unanswered_rounds") > n("lost_rounds") ||
-            n("rounds_with_stolen_pokes") > n("rounds") || n("rounds_with_stolen_pokes") > n("stolen_pokes")) {
-          problems.push_back(policy + ": the round counts do not add up");
-        }
-        if (n("wakes_sent") == 0 || n("parks") == 0) problems.push_back(policy + ": no wakes or no parks counted");
-        if (policy == "elastic" && n("stolen_pokes") != 0) problems.push_back("elastic: a lane poll ate a poke");
-        if (policy != "chained" && n("chained_wakes") != 0) problems.push_back(policy + ": chained wakes counted");
-        if (policy != "elastic" && n("age_wakes") != 0) problems.push_back(policy + ": age wakes counted");
+void judge(const Json& doc, std::vector<std::string>& problems) {
+  for (const char* p : kPolicies) {
+    const std::string policy = p;
+    const Json* one =
+        handoff::probes::the_one(doc["results"], policy, handoff::probes::named("policy", policy), problems);
+    if (one == nullptr) continue;
+    const Json& r = *one;
+    bool counts = true;
+    for (const char* k : {"rounds", "lost_rounds", "unanswered_rounds", "rounds_with_stolen_pokes", "stolen_pokes",
+                          "chained_wakes", "age_wakes", "wakes_sent", "parks"}) {
+      if (!r.contains(k) || !r[k].is_number_unsigned()) {
+        problems.push_back(policy + ": " + k + " is not a count");
+        counts = false;
       }
-      if (found != 1) problems.push_back(policy + " appears " + std::to_string(found) + " times (expected once)");
     }
+    const Json& f = r.contains("fast_ms") ? r["fast_ms"] : Json();
+    if (!f.is_object() || !(f.value("min", -1.0) >= 0) || !(f.value("min", -1.0) <= f.value("median", -1.0)) ||
+        !(f.value("median", -1.0) <= f.value("max", -1.0))) {
+      problems.push_back(policy + ": fast_ms is not {median, min, max} with 0 <= min <= median <= max");
+    }
+    if (!counts) continue;
+    const auto n = [&](const char* k) { return r[k].get<std::uint64_t>(); };
+    if (n("rounds") == 0) problems.push_back(policy + " ran no rounds");
+    if (n("lost_rounds") > n("rounds") || n("unanswered_rounds") > n("lost_rounds") ||
+        n("rounds_with_stolen_pokes") > n("rounds") || n("rounds_with_stolen_pokes") > n("stolen_pokes")) {
+      problems.push_back(policy + ": the round counts do not add up");
+    }
+    if (n("wakes_sent") == 0 || n("parks") == 0) problems.push_back(policy + ": no wakes or no parks counted");
+    if (policy == "elastic" && n("stolen_pokes") != 0) problems.push_back("elastic: a lane poll ate a poke");
+    if (policy != "chained" && n("chained_wakes") != 0) problems.push_back(policy + ": chained wakes counted");
+    if (policy != "elastic" && n("age_wakes") != 0) problems.push_back(policy + ": age wakes counted");
   }
-  return handoff::probes::check_verdict(problems, kTool, path, "lists every policy with counters each policy can have");
 }
 
 void print_table(const Json& doc) {
@@ -218,7 +209,8 @@ int run(int argc, char** argv) {
   cli.add_option("--gap-ms", gap_ms, "From the slow jobs' submit to the fast job's")->range(0u, 60'000u);
   cli.add_option("--bound-ms", bound_ms, "A fast job answered later than this loses the round")->range(1u, 60'000u);
   probe.add_report_flags("every policy once, with counters that add up");
-  if (const auto status = probe.parse(argc, argv, check_file)) return *status;
+  if (const auto status = probe.parse(argc, argv, true, "lists every policy with counters each policy can have", judge))
+    return *status;
 
   std::vector<std::string> selected;
   for (const char* p : kPolicies) {
