@@ -1,7 +1,7 @@
 // probes/loop_wake_stress: seed 003's lost-wake stress on our loop's flag (chapter 03).
 // Role: ping-pong 100k wakes between a pool thread and a loop thread that waits with no
 // deadline, through the real pool::CompletionRing with its two fences and without them
-// (CompletionRingOptions::fences, for tests only), each push aligned in time with the loop's
+// (CompletionRingSeams::fences, for tests only), each push aligned in time with the loop's
 // announcement, and count the wakes lost: a stall is a wake nothing but a poke would end.
 //
 // Method (testkit/loop_wake_pingpong.h). The loop thread runs the loop's side exactly as a
@@ -198,7 +198,7 @@ int run(int argc, char** argv) {
   std::vector<Tally> tallies(selected.size());
   for (unsigned run = 0; run < runs; ++run) {
     for (std::size_t k = 0; k < selected.size(); ++k) {
-      pool::CompletionRingOptions o;
+      pool::CompletionRingSeams o;
       o.fences = selected[k] == "on";
       pool::CompletionRing ring(1024, o);
       const testkit::PingPongResult r = testkit::loop_wake_pingpong(ring, po);

@@ -6,8 +6,8 @@
 
 namespace handoff::pool {
 
-CompletionRing::CompletionRing(std::size_t capacity, CompletionRingOptions options)
-    : frames_(capacity), wake_(options.fences) {}
+CompletionRing::CompletionRing(std::size_t capacity, CompletionRingSeams seams)
+    : frames_(capacity), wake_(seams.fences) {}
 
 CompletionRing::~CompletionRing() {
   Frame* frame = nullptr;

@@ -16,8 +16,9 @@
 
 namespace handoff::pool {
 
-/// A completion ring's one switch, for tests: its fences.
-struct CompletionRingOptions {
+/// A completion ring's test seam, its fences. Production code never sets it; the default
+/// is the correct protocol.
+struct CompletionRingSeams {
   /// FOR TESTS ONLY. false drops BOTH seq_cst fences (push → read the flag, and raise the
   /// flag → re-check): the broken variant, kept so that the loop-wake stress
   /// (benchmarks/probes/loop_wake_stress.cpp, --fences off) runs the real ring without
@@ -40,7 +41,7 @@ struct CompletionRingOptions {
 /// raised flag).
 class CompletionRing {
  public:
-  explicit CompletionRing(std::size_t capacity, CompletionRingOptions options = {});
+  explicit CompletionRing(std::size_t capacity, CompletionRingSeams seams = {});
   ~CompletionRing();  // no thread uses it any more: frees the frames it still holds
 
   CompletionRing(const CompletionRing&) = delete;

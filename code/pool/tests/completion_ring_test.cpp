@@ -17,7 +17,7 @@ using namespace std::chrono_literals;
 namespace {
 
 testkit::PingPongResult pingpong(bool fences, std::uint64_t enough_stalls = 0) {
-  pool::CompletionRingOptions o;
+  pool::CompletionRingSeams o;
   o.fences = fences;
   pool::CompletionRing ring(1024, o);
   testkit::PingPongOptions p;  // 100k wakes, pinned
