@@ -6,8 +6,9 @@
 
 namespace handoff::stack {
 
-PacketPool::PacketPool(PacketPoolOptions options)
+PacketPool::PacketPool(PacketPoolOptions options, PacketPoolSeams seams)
     : options_(options),
+      seams_(seams),
       storage_(new std::byte[std::size_t{options.packets} * options.packet_bytes]),
       next_(new std::atomic<std::uint32_t>[options.packets]) {
   for (std::uint32_t i = 0; i < options_.packets; ++i) next_[i].store(0, std::memory_order_relaxed);
@@ -36,7 +37,7 @@ std::int32_t PacketPool::try_take() noexcept {
     // stale if the top was taken and given back meanwhile; then the tag has moved and our
     // CAS fails.
     const std::uint32_t below = next_[top - 1].load(std::memory_order_relaxed);
-    if (options_.hooks != nullptr) options_.hooks->at(PacketPoolPoint::take_read_head);
+    if (seams_.hooks != nullptr) seams_.hooks->at(PacketPoolPoint::take_read_head);
     // acquire on both outcomes: success, as the load above (we own the buffer now, after its
     // giver's writes); failure, because `head` becomes the top we read a link of next.
     if (head_.compare_exchange_weak(head, make_head(next_tag(head), below), std::memory_order_acquire,

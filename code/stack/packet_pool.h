@@ -11,7 +11,7 @@
 // and is preempted; meanwhile A is taken, B is taken, A is given back. A's link is no longer
 // B, but the head shows A again; an untagged CAS would succeed and install B, a buffer that
 // is in use, as the top. With the tag the head no longer compares equal and the CAS fails.
-// The option aba_tag = false exists only to let a test show that failure (negative control).
+// The seam aba_tag = false exists only to let a test show that failure (negative control).
 #pragma once
 
 #include <atomic>
@@ -38,17 +38,22 @@ struct PacketPoolOptions {
   std::uint32_t packet_bytes = 4096;  ///< bytes per buffer
   std::uint32_t free_pool = 64;       ///< buffers placed in the lock-free pool at the start
   std::uint32_t refill_batch = 32;    ///< buffers one refill moves from the reserve
-  bool aba_tag = true;                ///< false: a broken pool, for the ABA test's control only
-  PacketPoolHooks* hooks = nullptr;   ///< test hooks; nullptr in production
+};
+
+/// The packet pool's test seams. Production code never sets it; the defaults are the
+/// correct pool.
+struct PacketPoolSeams {
+  bool aba_tag = true;               ///< false: a broken pool, for the ABA test's control only
+  PacketPoolHooks* hooks = nullptr;  ///< test hooks; nullptr in production
 };
 
 /// What the packet pool did since it was made.
 struct PacketPoolCounters {
-  std::uint64_t takes = 0;        ///< buffers taken from the lock-free pool
-  std::uint64_t take_empty = 0;   ///< takes that found it empty
-  std::uint64_t give_backs = 0;   ///< buffers pushed back lock-free (by give_back or a refill)
-  std::uint64_t refills = 0;      ///< refills run under the lock
-  std::uint64_t refilled = 0;     ///< buffers those refills moved from the reserve
+  std::uint64_t takes = 0;       ///< buffers taken from the lock-free pool
+  std::uint64_t take_empty = 0;  ///< takes that found it empty
+  std::uint64_t give_backs = 0;  ///< buffers pushed back lock-free (by give_back or a refill)
+  std::uint64_t refills = 0;     ///< refills run under the lock
+  std::uint64_t refilled = 0;    ///< buffers those refills moved from the reserve
 };
 
 /// A fixed set of packet buffers. Guarantee: a buffer is held by at most one taker at a time
@@ -61,7 +66,7 @@ class PacketPool {
  public:
   static constexpr std::int32_t kNone = -1;
 
-  explicit PacketPool(PacketPoolOptions options = {});
+  explicit PacketPool(PacketPoolOptions options = {}, PacketPoolSeams seams = {});
   PacketPool(const PacketPool&) = delete;
   PacketPool& operator=(const PacketPool&) = delete;
 
@@ -90,9 +95,10 @@ class PacketPool {
   }
   static std::uint32_t top_of(std::uint64_t head) noexcept { return static_cast<std::uint32_t>(head); }
   static std::uint32_t tag_of(std::uint64_t head) noexcept { return static_cast<std::uint32_t>(head >> 32); }
-  std::uint32_t next_tag(std::uint64_t head) const noexcept { return tag_of(head) + (options_.aba_tag ? 1U : 0U); }
+  std::uint32_t next_tag(std::uint64_t head) const noexcept { return tag_of(head) + (seams_.aba_tag ? 1U : 0U); }
 
   const PacketPoolOptions options_;
+  const PacketPoolSeams seams_;
   std::unique_ptr<std::byte[]> storage_;
   // next_[i]: the buffer below buffer i in the lock-free pool (index + 1; 0 = none). Atomic
   // because a taker reads the link of a top that another thread may be re-pushing.

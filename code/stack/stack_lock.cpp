@@ -6,7 +6,7 @@
 
 namespace handoff::stack {
 
-StackLock::StackLock(StackLockOptions options) : options_(options) {}
+StackLock::StackLock(StackLockOptions options, StackLockSeams seams) : options_(options), seams_(seams) {}
 
 bool StackLock::try_lock() noexcept {
   std::uint32_t w = word_.look();  // a guess for the CAS, which orders (LockWord::try_take)
@@ -36,8 +36,7 @@ LockResult StackLock::lock_slow() noexcept {
     return result;
   }
   const auto at = [this](StackLockPoint p) { this->at(p); };
-  result.handed =
-      sleeper_.sleep(word_, options_.handoff_after_ns, options_.handoff_take_by_exchange, result.sleeps, at);
+  result.handed = sleeper_.sleep(word_, options_.handoff_after_ns, seams_.handoff_take_by_exchange, result.sleeps, at);
   if (!result.handed) count(locks_);  // a hand-off counts it at handoff_received
   return result;
 }

@@ -75,14 +75,19 @@ struct StackLockOptions {
   /// 0: no hand-off (Onload's lock). > 0: a waiter that has slept longer than this asks for
   /// the lock to be handed to it, and the next unlock does so.
   std::int64_t handoff_after_ns = 0;
-  /// Test hooks; nullptr in production.
-  StackLockHooks* hooks = nullptr;
   /// Run by the holder under the lock each time its unlock() is about to release or hand
   /// off the lock, after any deferred work it ran (so what that work gave back is seen):
   /// the owner's last act as holder, whichever path unlocked (NetworkStack tops its packet
   /// pool up here). nullptr: nothing.
   void (*before_release)(void* context) noexcept = nullptr;
   void* before_release_context = nullptr;
+};
+
+/// The stack lock's test seams: what a test sets to stop a thread at a point or select the
+/// broken take. Production code never sets it; the defaults are the correct lock.
+struct StackLockSeams {
+  /// Test hooks; nullptr in production.
+  StackLockHooks* hooks = nullptr;
   /// true: a requester takes the hand-off token with one exchange. false: with a load and a
   /// store, the broken take two requesters can both win (kept only for the test that shows it).
   bool handoff_take_by_exchange = true;
@@ -142,7 +147,7 @@ class StackLock {
   /// The most items the lock word's list holds (stack/deferred_list.h).
   static constexpr std::uint32_t kDeferLimit = DeferredList::kDeferLimit;
 
-  explicit StackLock(StackLockOptions options = {});
+  explicit StackLock(StackLockOptions options = {}, StackLockSeams seams = {});
   StackLock(const StackLock&) = delete;
   StackLock& operator=(const StackLock&) = delete;
 
@@ -179,7 +184,7 @@ class StackLock {
   /// then the test's hook.
   void at(StackLockPoint p) noexcept;
   void hook(StackLockPoint p) noexcept {
-    if (options_.hooks != nullptr) options_.hooks->at(p);
+    if (seams_.hooks != nullptr) seams_.hooks->at(p);
   }
   void count(std::atomic<std::uint64_t>& c) noexcept {
     // relaxed: a statistic; it orders nothing.
@@ -187,6 +192,7 @@ class StackLock {
   }
 
   const StackLockOptions options_;
+  const StackLockSeams seams_;
   // The lock word, on its own line: every taker, pusher and unlocker CASes it.
   alignas(64) LockWord<> word_;
   // The hand-off token (its own line) and the deferred list's slots (the slot bitmap on its

@@ -18,6 +18,7 @@ using handoff::stack::PacketPool;
 using handoff::stack::PacketPoolHooks;
 using handoff::stack::PacketPoolOptions;
 using handoff::stack::PacketPoolPoint;
+using handoff::stack::PacketPoolSeams;
 using handoff::testkit::Watchdog;
 using namespace std::chrono_literals;
 
@@ -49,9 +50,10 @@ TEST_CASE("packet pool: a take stopped across take-take-give_back hands out no b
   PacketPoolOptions o;
   o.packets = 4;
   o.free_pool = 4;
-  o.aba_tag = tagged;
-  o.hooks = &hooks;
-  PacketPool pool(o);
+  PacketPoolSeams seams;
+  seams.aba_tag = tagged;
+  seams.hooks = &hooks;
+  PacketPool pool(o, seams);
 
   std::int32_t a_took = PacketPool::kNone;
   std::thread a([&] { a_took = pool.try_take(); });  // reads top 0 and its link 1, then stops

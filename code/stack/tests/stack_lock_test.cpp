@@ -26,6 +26,7 @@ using handoff::stack::StackLock;
 using handoff::stack::StackLockHooks;
 using handoff::stack::StackLockOptions;
 using handoff::stack::StackLockPoint;
+using handoff::stack::StackLockSeams;
 using handoff::testkit::Watchdog;
 using namespace std::chrono_literals;
 
@@ -161,8 +162,9 @@ TEST_CASE("stack lock: the 33rd deferral blocks on the lock and runs its work it
   CountingHooks hooks;
   StackLockOptions o;
   o.buzz_ns = 0;
-  o.hooks = &hooks;
-  StackLock lock(o);
+  StackLockSeams seams;
+  seams.hooks = &hooks;
+  StackLock lock(o, seams);
   std::vector<Record> records(StackLock::kDeferLimit);
   for (auto& r : records) r.lock = &lock;
   REQUIRE(lock.try_lock());
@@ -208,8 +210,9 @@ TEST_CASE("stack lock: a buzz of -1 never sleeps, and a short buzz does (its con
   CountingHooks hooks;
   StackLockOptions o;
   o.buzz_ns = buzz_ns;
-  o.hooks = &hooks;
-  StackLock lock(o);
+  StackLockSeams seams;
+  seams.hooks = &hooks;
+  StackLock lock(o, seams);
   REQUIRE(lock.try_lock());
   std::atomic<bool> started{false};
   handoff::stack::LockResult got;
@@ -275,8 +278,9 @@ StarvationRun run_starvation(std::int64_t handoff_after_ns, int rounds, std::chr
   StackLockOptions o;
   o.buzz_ns = 0;
   o.handoff_after_ns = handoff_after_ns;
-  o.hooks = &gate;
-  StackLock lock(o);
+  StackLockSeams seams;
+  seams.hooks = &gate;
+  StackLock lock(o, seams);
   StarvationRun run;
   REQUIRE(lock.try_lock());
   std::atomic<bool> sleeper_holds{false};
@@ -417,8 +421,9 @@ TEST_CASE("stack lock: an unlock between a waiter's NEED_WAKE and its futex wait
   HoldBeforeSleep hooks;
   StackLockOptions o;
   o.buzz_ns = 0;
-  o.hooks = &hooks;
-  StackLock lock(o);
+  StackLockSeams seams;
+  seams.hooks = &hooks;
+  StackLock lock(o, seams);
   REQUIRE(lock.try_lock());
   handoff::stack::LockResult got;
   std::thread waiter([&] {
@@ -485,9 +490,10 @@ TwoRequestersRun run_two_requesters(bool by_exchange) {
   StackLockOptions o;
   o.buzz_ns = 0;
   o.handoff_after_ns = 1;  // a sleeper asks for the hand-off after its first sleep
-  o.handoff_take_by_exchange = by_exchange;
-  o.hooks = &gate;
-  StackLock lock(o);
+  StackLockSeams seams;
+  seams.handoff_take_by_exchange = by_exchange;
+  seams.hooks = &gate;
+  StackLock lock(o, seams);
   REQUIRE(lock.try_lock());
   std::atomic<int> inside{0};
   std::atomic<bool> overlap{false};
