@@ -6,7 +6,6 @@
 
 #include "pool/completion_ring.h"
 #include "pool/handler_slot.h"
-#include "pool/ring_stop.h"
 #include "pool/run_job.h"
 #include "stats/thread_cpu.h"
 #include "sync/mpmc_ring.h"
@@ -66,16 +65,13 @@ sync::WakeChannel::Kind ElasticPool::thread_state(int i) const noexcept {
 
 bool ElasticPool::loop_waiting() const noexcept { return core_->done.loop_waiting(); }
 
-void ElasticPool::Endpoint::on_io(std::uint32_t) { pool->core_->done.take_poke(*pool->loop_stats_); }
+void ElasticPool::Endpoint::on_io(std::uint32_t) { pool->core_->done.take_poke(*pool->loop_.stats); }
 
 void ElasticPool::bind(reactor::Reactor& reactor, FrameSink& sink, stats::Registry& registry,
                        stats::ThreadStats& loop_stats) {
-  reactor_ = &reactor;
-  sink_ = &sink;
-  loop_stats_ = &loop_stats;
   done_endpoint_.pool = this;
-  reactor.add(core_->done.loop_fd(), EPOLLIN, &done_endpoint_);
-  start_pool_threads(threads_, config_.threads, config_.worker_index, registry,
+  loop_.bind(reactor, sink, loop_stats, core_->done.loop_fd(), done_endpoint_);
+  start_pool_threads(loop_.threads, config_.threads, config_.worker_index, registry,
                      [core = core_](std::size_t i, stats::ThreadStats& st) {
                        core->thread_main(core->channels[i], st, core->slots[i]);
                      });
@@ -84,8 +80,8 @@ void ElasticPool::bind(reactor::Reactor& reactor, FrameSink& sink, stats::Regist
 // ---------------------------------------------------------------- the loop's side
 
 void ElasticPool::submit(Job* job) {
-  if (!backlog_.empty() || !core_->jobs.try_push(job)) {
-    backlog_.push_back(job);  // the ring is full: ready_to_wait() pushes it when room comes
+  if (!loop_.backlog.empty() || !core_->jobs.try_push(job)) {
+    loop_.backlog.push_back(job);  // the ring is full: ready_to_wait() pushes it when room comes
     return;
   }
   ++pushed_;
@@ -98,7 +94,7 @@ void ElasticPool::wake_if_all_parked() {
   // it returns, so the next push of a burst reads one parked thread fewer and wakes nobody.
   // The fence between the push and the read of the count: all_parked_after_push.
   if (!core_->seams.submit_wakes || !core_->gate.all_parked_after_push(config_.threads)) return;
-  core_->wake_newest(*loop_stats_);
+  core_->wake_newest(*loop_.stats);
 }
 
 bool ElasticPool::Core::wake_newest(stats::ThreadStats& loop_stats) {
@@ -135,10 +131,10 @@ void ElasticPool::check_age() {
   // No fence: a thread whose announcement we do not see yet is seen on the next pass (the
   // wait is capped), and the CAS in wake() orders the jobs before the woken thread's pop.
   standing_since_ = now;
-  if (core_->wake_newest(*loop_stats_)) loop_stats_->add(stats::Counter::age_wakes);
+  if (core_->wake_newest(*loop_.stats)) loop_.stats->add(stats::Counter::age_wakes);
 }
 
-bool ElasticPool::jobs_waiting() const noexcept { return !backlog_.empty() || core_->jobs.pops() != pushed_; }
+bool ElasticPool::jobs_waiting() const noexcept { return !loop_.backlog.empty() || core_->jobs.pops() != pushed_; }
 
 int ElasticPool::max_wait_ms() {
   // The cap is there so that the age check runs while jobs wait, and the age check can only
@@ -156,8 +152,8 @@ int ElasticPool::max_wait_ms() {
 
 void ElasticPool::push_backlog() {
   bool pushed = false;
-  while (!backlog_.empty() && core_->jobs.try_push(backlog_.front())) {
-    backlog_.pop_front();
+  while (!loop_.backlog.empty() && core_->jobs.try_push(loop_.backlog.front())) {
+    loop_.backlog.pop_front();
     ++pushed_;
     pushed = true;
   }
@@ -186,7 +182,7 @@ void ElasticPool::before_nonblocking_poll() {
 
 void ElasticPool::after_wait() {
   core_->done.end_wait();
-  core_->done.drain(*sink_);
+  core_->done.drain(*loop_.sink);
 }
 
 // ---------------------------------------------------------------- a pool thread's side
@@ -263,19 +259,19 @@ bool ElasticPool::Core::run(stats::ThreadStats& stats, HandlerSlot& slot, Job* j
 }
 
 std::size_t ElasticPool::stop(std::int64_t deadline_ns) {
-  // The body both ring pools share: pool/ring_stop.h. The stop here is a flag, not a message.
+  // The body both ring pools share: pool/ring_loop.h. The stop here is a flag, not a message.
   return stop_ring_pool(
-      *core_, RingLoopSide{stopped_, threads_, backlog_, loop_stats_, reactor_, &done_endpoint_}, deadline_ns,
+      *core_, loop_, deadline_ns,
       [this] {
         // The flag, then a fence, then the threads' words (ElasticPark::raise_stop).
         core_->gate.raise_stop();
-        core_->wake_all(*loop_stats_);  // a thread not parked sees the flag when it next parks
+        core_->wake_all(*loop_.stats);  // a thread not parked sees the flag when it next parks
       },
       [this] {
         push_backlog();
         check_age();
       },
-      [this] { core_->done.drain(*sink_); });
+      [this] { core_->done.drain(*loop_.sink); });
 }
 
 }  // namespace handoff::pool

@@ -6,14 +6,12 @@
 #pragma once
 
 #include <cstdint>
-#include <deque>
 #include <functional>
 #include <memory>
-#include <thread>
-#include <vector>
 
 #include "pool/elastic_pool_park.h"
 #include "pool/handler_pool.h"
+#include "pool/ring_loop.h"
 #include "sync/spin_backoff.h"
 #include "sync/spin_wait.h"
 #include "sync/wake_channel.h"
@@ -121,16 +119,11 @@ class ElasticPool final : public HandlerPool {
 
   PoolConfig config_;
   std::shared_ptr<Core> core_;  // what the threads touch: shared, so a let-go thread keeps it
-  reactor::Reactor* reactor_ = nullptr;
-  FrameSink* sink_ = nullptr;
-  stats::ThreadStats* loop_stats_ = nullptr;
+  RingLoop loop_;               // reactor, sink, loop stats, backlog, threads (pool/ring_loop.h)
   Endpoint done_endpoint_;
-  std::deque<Job*> backlog_;         // jobs the ring could not take yet (loop thread only)
   std::uint64_t pushed_ = 0;         // jobs pushed into the ring (loop thread only)
   std::uint64_t last_pops_ = 0;      // the pop counter at the age check's last look
   std::int64_t standing_since_ = 0;  // when the pop counter was last seen to move; 0: not timing
-  std::vector<std::thread> threads_;
-  bool stopped_ = false;
 };
 
 }  // namespace handoff::pool

@@ -12,7 +12,6 @@
 #include "net/socket_pair.h"
 #include "pool/completion_ring.h"
 #include "pool/handler_slot.h"
-#include "pool/ring_stop.h"
 #include "pool/run_job.h"
 #include "pool/wait_word.h"
 #include "stats/thread_cpu.h"
@@ -88,12 +87,9 @@ bool RingPool::loop_waiting() const noexcept { return core_->done.loop_waiting()
 
 void RingPool::bind(reactor::Reactor& reactor, FrameSink& sink, stats::Registry& registry,
                     stats::ThreadStats& loop_stats) {
-  reactor_ = &reactor;
-  sink_ = &sink;
-  loop_stats_ = &loop_stats;
   done_endpoint_.pool = this;
-  reactor.add(core_->done.loop_fd(), EPOLLIN, &done_endpoint_);
-  start_pool_threads(threads_, config_.threads, config_.worker_index, registry,
+  loop_.bind(reactor, sink, loop_stats, core_->done.loop_fd(), done_endpoint_);
+  start_pool_threads(loop_.threads, config_.threads, config_.worker_index, registry,
                      [core = core_](std::size_t i, stats::ThreadStats& st) { core->thread_main(st, core->slots[i]); });
 }
 
@@ -102,13 +98,13 @@ void RingPool::bind(reactor::Reactor& reactor, FrameSink& sink, stats::Registry&
 // [ring.submit]
 void RingPool::submit(Job* job) {
   if (!job->task) ++in_flight_;
-  if (!backlog_.empty() || !core_->jobs.try_push(job)) {
-    backlog_.push_back(job);  // the ring is full: ready_to_wait() pushes it when room comes
+  if (!loop_.backlog.empty() || !core_->jobs.try_push(job)) {
+    loop_.backlog.push_back(job);  // the ring is full: ready_to_wait() pushes it when room comes
     return;
   }
   // The push must be visible before we read the parked count: claim_wake_after_push
   // fences first (pool/wait_word.h; pairs with the fence in park()'s announcement).
-  if (core_->wait_word.claim_wake_after_push()) core_->send_wake(*loop_stats_, Core::Waker::submit);
+  if (core_->wait_word.claim_wake_after_push()) core_->send_wake(*loop_.stats, Core::Waker::submit);
 }
 // [ring.submit]
 
@@ -123,21 +119,21 @@ void RingPool::Core::send_wake(stats::ThreadStats& stats, Waker waker) {
 
 void RingPool::flush_backlog() {
   bool pushed = false;
-  while (!backlog_.empty() && core_->jobs.try_push(backlog_.front())) {
-    backlog_.pop_front();
+  while (!loop_.backlog.empty() && core_->jobs.try_push(loop_.backlog.front())) {
+    loop_.backlog.pop_front();
     pushed = true;
   }
   // As in submit(): push, fence, read the parked count.
-  if (pushed && core_->wait_word.claim_wake_after_push()) core_->send_wake(*loop_stats_, Core::Waker::submit);
+  if (pushed && core_->wait_word.claim_wake_after_push()) core_->send_wake(*loop_.stats, Core::Waker::submit);
 }
 
 // [ring.loop_wait]
 bool RingPool::ready_to_wait() {
   flush_backlog();
   // Optional: an answer is on its way, so spin for it rather than park and be poked.
-  if (backlog_.empty() && in_flight_ > 0 &&
+  if (loop_.backlog.empty() && in_flight_ > 0 &&
       sync::spin_until(
-          core_->options.loop_spin, [this] { return core_->done.has_frames(); }, loop_stats_)) {
+          core_->options.loop_spin, [this] { return core_->done.has_frames(); }, loop_.stats)) {
     return false;
   }
   const auto& hook = core_->seams.between_loop_wait_steps;
@@ -177,10 +173,10 @@ void RingPool::after_wait() {
 void RingPool::drain_completions() {
   // relaxed: see Core::dropped.
   in_flight_ -= core_->dropped.exchange(0, std::memory_order_relaxed);
-  in_flight_ -= core_->done.drain(*sink_);
+  in_flight_ -= core_->done.drain(*loop_.sink);
 }
 
-void RingPool::drain_loop_pokes() { core_->done.take_poke(*loop_stats_); }
+void RingPool::drain_loop_pokes() { core_->done.take_poke(*loop_.stats); }
 
 // ---------------------------------------------------------------- a pool thread's side
 
@@ -320,12 +316,12 @@ bool RingPool::Core::run(stats::ThreadStats& stats, HandlerSlot& slot, Job* job)
 }
 
 std::size_t RingPool::stop(std::int64_t deadline_ns) {
-  // The body both ring pools share: pool/ring_stop.h. The stop here is a pill per thread.
+  // The body both ring pools share: pool/ring_loop.h. The stop here is a pill per thread.
   return stop_ring_pool(
-      *core_, RingLoopSide{stopped_, threads_, backlog_, loop_stats_, reactor_, &done_endpoint_}, deadline_ns,
+      *core_, loop_, deadline_ns,
       [this] {
         // Every job submitted so far is in the ring before any pill goes into the lane.
-        for (std::size_t i = 0; i < threads_.size(); ++i) send_word(core_->lane_loop.get(), kPill, *loop_stats_);
+        for (std::size_t i = 0; i < loop_.threads.size(); ++i) send_word(core_->lane_loop.get(), kPill, *loop_.stats);
       },
       [this] { flush_backlog(); }, [this] { drain_completions(); });
 }

@@ -7,14 +7,12 @@
 
 #include <atomic>
 #include <cstdint>
-#include <deque>
 #include <functional>
 #include <memory>
-#include <thread>
-#include <vector>
 
 #include "net/fd.h"
 #include "pool/handler_pool.h"
+#include "pool/ring_loop.h"
 #include "pool/wait_word.h"
 #include "sync/announce_order.h"
 #include "sync/mpmc_ring.h"
@@ -154,16 +152,11 @@ class RingPool final : public HandlerPool {
 
   PoolConfig config_;
   std::shared_ptr<Core> core_;  // what the threads touch: shared, so a let-go thread keeps it
-  reactor::Reactor* reactor_ = nullptr;
-  FrameSink* sink_ = nullptr;
-  stats::ThreadStats* loop_stats_ = nullptr;
+  RingLoop loop_;               // reactor, sink, loop stats, backlog, threads (pool/ring_loop.h)
   Endpoint done_endpoint_;
-  std::deque<Job*> backlog_;  // jobs the ring could not take yet (loop thread only)
   // Jobs submitted whose last frame has not come back (loop only). A task (run_in_executor)
   // is not counted: it answers through the loop's own queue, never as a frame.
   std::size_t in_flight_ = 0;
-  std::vector<std::thread> threads_;
-  bool stopped_ = false;
 };
 
 }  // namespace handoff::pool

@@ -1,10 +1,11 @@
-// pool/ring_stop: the bounded stop of a ring pool: feed the backlog, send the stop, settle
-// the threads, drop what is left (chapter 01's deadline, for chapter 02's and chapter 03's
-// pools; one home since issue 26).
-// Role: RingPool and ElasticPool stop alike but for how the stop reaches their threads
-// (pills into the lane, or the gate's flag and a wake for each parked thread), how the
-// backlog is pushed and how completions are drained. stop_ring_pool() is that shared body;
-// each pool passes the three parts that differ.
+// pool/ring_loop: the loop's side of a ring pool, and its bounded stop: feed the backlog,
+// send the stop, settle the threads, drop what is left (chapter 02; one home since issue 26).
+// Role: RingPool and ElasticPool keep the same state on the loop thread (the reactor, the
+// sink, the loop's stats, the backlog, the threads, whether it has stopped), bind it alike,
+// and stop alike but for how the stop reaches their threads (pills into the lane, or the
+// gate's flag and a wake for each parked thread), how the backlog is pushed and how
+// completions are drained. RingLoop is that state with its bind(); stop_ring_pool() is the
+// shared stop, each pool passing the three parts that differ.
 #pragma once
 
 #include <poll.h>
@@ -22,15 +23,26 @@
 
 namespace handoff::pool {
 
-/// The loop's side of a ring pool, as its stop() sees it: the pool's own fields, by
-/// reference (loop thread only).
-struct RingLoopSide {
-  bool& stopped;
-  std::vector<std::thread>& threads;
-  std::deque<Job*>& backlog;  // jobs the ring could not take yet
-  stats::ThreadStats* loop_stats;
-  reactor::Reactor* reactor;
-  reactor::IoHandler* done_endpoint;  // the completion ring's loop fd, as the reactor sees it
+/// The loop's side of a ring pool: the state only the loop thread touches, and its bind.
+struct RingLoop {
+  /// Bind to the loop: keep its reactor, sink and stats, and register the completion ring's
+  /// loop fd (`done_fd`) with the pool's endpoint, whose readiness takes the loop's pokes.
+  void bind(reactor::Reactor& loop_reactor, FrameSink& loop_sink, stats::ThreadStats& loop_stats, int done_fd,
+            reactor::IoHandler& endpoint) {
+    reactor = &loop_reactor;
+    sink = &loop_sink;
+    stats = &loop_stats;
+    done_endpoint = &endpoint;
+    loop_reactor.add(done_fd, EPOLLIN, &endpoint);
+  }
+
+  reactor::Reactor* reactor = nullptr;
+  FrameSink* sink = nullptr;
+  stats::ThreadStats* stats = nullptr;          // the loop thread's record
+  reactor::IoHandler* done_endpoint = nullptr;  // the completion ring's loop fd, as the reactor sees it
+  std::deque<Job*> backlog;                     // jobs the ring could not take yet
+  std::vector<std::thread> threads;
+  bool stopped = false;
 };
 
 /// A ring pool's stop(deadline_ns): run what was submitted until the deadline, then drop
@@ -40,7 +52,7 @@ struct RingLoopSide {
 /// must follow every job's push; `push_backlog()` moves what it can of the backlog into the
 /// ring; `drain()` delivers the completions waiting in the completion ring.
 template <class Core, class SendStop, class PushBacklog, class Drain>
-std::size_t stop_ring_pool(Core& core, RingLoopSide loop, std::int64_t deadline_ns, SendStop send_stop,
+std::size_t stop_ring_pool(Core& core, RingLoop& loop, std::int64_t deadline_ns, SendStop send_stop,
                            PushBacklog push_backlog, Drain drain) {
   if (loop.stopped || loop.threads.empty()) {
     loop.stopped = true;
@@ -70,8 +82,8 @@ std::size_t stop_ring_pool(Core& core, RingLoopSide loop, std::int64_t deadline_
     drain();
     pollfd p{core.done.loop_fd(), POLLIN, 0};
     ::poll(&p, 1, 1);
-    loop.loop_stats->add(stats::Counter::syscalls);
-    if (p.revents & POLLIN) core.done.take_poke(*loop.loop_stats);
+    loop.stats->add(stats::Counter::syscalls);
+    if (p.revents & POLLIN) core.done.take_poke(*loop.stats);
   };
   settle_threads(loop.threads, core.slots.get(), deadline_ns, at_deadline, turn);
   // Every thread has finished or been let go of; none pops any more. What the ring still
@@ -81,7 +93,7 @@ std::size_t stop_ring_pool(Core& core, RingLoopSide loop, std::int64_t deadline_
     delete job;
     ++dropped_here;
   }
-  loop.loop_stats->add(stats::Counter::jobs_abandoned, dropped_here);
+  loop.stats->add(stats::Counter::jobs_abandoned, dropped_here);
   drain();
   loop.reactor->remove(core.done.loop_fd(), loop.done_endpoint);
   // relaxed: the threads that counted have been joined (the join orders their counts).
