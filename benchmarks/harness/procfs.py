@@ -52,9 +52,10 @@ def parse_schedstat(text: str) -> int:
     return int(text.split()[0])
 
 
-def parse_voluntary_switches(text: str, kind: str = "voluntary") -> int | None:
-    """voluntary_ctxt_switches (or, with kind="nonvoluntary", nonvoluntary_ctxt_switches)
-    from /proc/.../status, or None when the line is absent."""
+def parse_context_switches(text: str, kind: str = "voluntary") -> int | None:
+    """A thread's context switches of one kind from /proc/.../status: voluntary_ctxt_switches
+    (its sleeps) or, with kind="nonvoluntary", nonvoluntary_ctxt_switches (its preemptions);
+    None when the line is absent."""
     for line in text.splitlines():
         if line.startswith(f"{kind}_ctxt_switches:"):
             return int(line.split(":", 1)[1])
@@ -171,8 +172,8 @@ def snapshot(targets: list[Target], root: str = "/proc") -> Snapshot:
             status = _read(f"{taskdir}/{tid}/status")
             snap.threads[(t.pid, tid)] = ThreadSample(
                 t.pid, tid, comm, role_of(comm, tid, t), st.ticks, cpu_ns,
-                parse_voluntary_switches(status) if status is not None else None, st.stime,
-                parse_voluntary_switches(status, "nonvoluntary") if status is not None else None)
+                parse_context_switches(status) if status is not None else None, st.stime,
+                parse_context_switches(status, "nonvoluntary") if status is not None else None)
     return snap
 
 

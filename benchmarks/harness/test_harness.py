@@ -129,8 +129,8 @@ class ParseStat(unittest.TestCase):
         self.assertEqual(procfs.parse_schedstat("30278138 41882356 124\n"), 30278138)
         status = ("Name:\tloop-0\nvoluntary_ctxt_switches:\t99\n"
                   "nonvoluntary_ctxt_switches:\t25\n")
-        self.assertEqual(procfs.parse_voluntary_switches(status), 99)
-        self.assertIsNone(procfs.parse_voluntary_switches("Name:\tx\n"))
+        self.assertEqual(procfs.parse_context_switches(status), 99)
+        self.assertIsNone(procfs.parse_context_switches("Name:\tx\n"))
 
     def test_this_kernel_has_schedstat_for_a_thread(self):
         # The harness's CPU columns rest on it; on a kernel without it they fall back to
