@@ -83,6 +83,7 @@ import loop_profile  # noqa: E402
 import postgres  # noqa: E402
 import records  # noqa: E402
 import report  # noqa: E402
+import rounds  # noqa: E402
 import runner  # noqa: E402
 import specfile  # noqa: E402
 from servers import CHILDREN  # noqa: E402
@@ -685,6 +686,7 @@ def replot_one(json_path: str) -> list[str]:
     base = json_path[:-len(".json")]
     if doc.get("summary") and doc.get("spec", {}).get("text"):
         spec = specfile.parse(doc["spec"]["text"], doc["spec"].get("path", json_path))
+        spec.margins = rounds.record_margins(doc)   # the spec's margins as they stand now
         summ = {(s["row"], s["arm"]): {**s, "metrics": {
                     m: (runner.sm.Range(r["median"], r["min"], r["max"], r["n"]) if r else None)
                     for m, r in s["metrics"].items()}}
@@ -708,6 +710,11 @@ def replot_one(json_path: str) -> list[str]:
         failover.write_csv(base + ".csv", doc["results"])
         failover.plot(base + "-timeline.png", doc)
         return [base + ".csv", base + "-timeline.png"]
+    if os.path.basename(base) == loop_peers.NAME and doc.get("rounds"):
+        loop_peers.add_verdicts(doc["results"], doc["rounds"])
+        report.write_json(json_path, doc)
+        report.write_csv(base + ".csv", *records.csv_lines(doc["results"]))
+        return [base + ".csv", json_path]
     if os.path.basename(base) == probe.NAME and doc.get("results"):
         probe.plot(base + "-round-trip.png", doc, doc["machine"], doc.get("mode", "?"))
         return [base + "-round-trip.png"]

@@ -42,6 +42,7 @@ import servers
 import serverstats
 import stalls
 import summary as sm
+import verdict
 from peers import PEERS
 from specfile import LOOPBACK_HOST, Spec, rotation
 
@@ -229,8 +230,7 @@ def derive(spec_view: Spec, cells: list[dict]):
     compares = [c for c in spec_view.compares
                 if (c.over == "arms" and {c.a, c.b} <= set(arm_names))
                 or (c.over == "rows" and {c.a, c.b} <= set(row_names))]
-    comparisons = sm.compare(summ, compares, row_names, arm_names,
-                             spec_view.min_rounds_for_verdict, cells)
+    comparisons = sm.compare(summ, compares, row_names, arm_names, spec_view.margins, cells)
     return summ, compares, comparisons
 
 
@@ -336,7 +336,8 @@ def run_spec(spec: Spec, *, mode: str, build_dir: str, out_dir: str, repo_root: 
         "settings": {"rounds": settings.rounds, "duration_s": settings.duration_s,
                      "warmup_s": settings.warmup_s,
                      "busy_threshold_pct": spec.busy_threshold_pct,
-                     "min_rounds_for_verdict": spec.min_rounds_for_verdict,
+                     "margins": {m: verdict.margin_for(m, spec.margins)
+                                 for c in spec.compares for m in c.metrics},
                      "stall_us": spec.stall_us, "stall_samples": spec.stall_samples,
                      "host": host,
                      "arm_lifecycle": "a fresh server process per cell",
