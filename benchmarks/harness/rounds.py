@@ -97,6 +97,18 @@ def record_margins(record: dict | None) -> dict[str, float]:
         return {}
 
 
+def harness_text(record: dict | None, column: str, keys: dict[str, str]) -> str | None:
+    """The harness's own account of a verdict column verdict_M_vs_B[row=R, arm=A] (the
+    record's comparisons, each with verdict.Verdict.text()), or None."""
+    for c in (record or {}).get("comparisons", []):
+        a, within = (keys.get("arm"), keys.get("row")) if c.get("over") == "arms" else \
+            (keys.get("row"), keys.get("arm"))
+        if (column == f"verdict_{c.get('metric')}_vs_{c.get('b')}" and c.get("a") == a
+                and c.get("within") == within):
+            return c.get("verdict_text")
+    return None
+
+
 def judge(csv_path: str, a: tuple[str, dict[str, str]], b: tuple[str, dict[str, str]],
           higher_is_better: bool) -> verdict.Verdict:
     """The verdict of cell a against cell b of one results file, from their rounds."""

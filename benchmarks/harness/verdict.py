@@ -92,12 +92,14 @@ class Verdict:
     hi: float | None = None
     rounds_to_decide: int | None = None
     why: str = ""                   # "no rounds kept", "too few rounds for an interval"
-    kind: str = "ratio"             # ratio | proportion
+    kind: str = "ratio"             # ratio | proportion | exact
 
     def text(self) -> str:
         """One line: 'ahead: a/b 0.86 (0.83–0.89 at 90%, margin ±3%, 15 rounds)'."""
         if self.estimate is None:
             return f"{self.word}: {self.why}" if self.why else self.word
+        if self.kind == "exact":
+            return f"{self.word}: a/b {self.estimate:.3g}, {self.why}"
         pct = f"{CONFIDENCE:.0%}"
         if self.kind == "proportion":
             body = (f"difference {self.estimate:+.3f} ({self.lo:+.3f} to {self.hi:+.3f} at {pct}, "
@@ -265,6 +267,17 @@ def proportions(ka: int, na: int, kb: int, nb: int, higher_is_better: bool,
         half = max(diff - lo, hi - diff)
         rounds = _rounds_to_decide(min(na, nb), half, 0.0, abs(abs(diff) - margin), confidence)
     return Verdict(word, min(na, nb), margin, diff, lo, hi, rounds, kind="proportion")
+
+
+def exact(a: float, b: float, higher_is_better: bool) -> Verdict:
+    """Two counts of one deterministic run each (a program whose count does not vary from run
+    to run, such as the callbacks a turn runs before a socket's): compared as they stand."""
+    why = "exact counts of a deterministic run"
+    ratio = a / b if b else math.inf
+    if a == b:
+        return Verdict("level", 1, 0.0, 1.0, why=why, kind="exact")
+    word = "ahead" if (a > b) == higher_is_better else "behind"
+    return Verdict(word, 1, 0.0, ratio, why=why, kind="exact")
 
 
 def combine(verdicts: list[Verdict]) -> str:
