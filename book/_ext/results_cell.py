@@ -124,8 +124,17 @@ class CellError(Exception):
 
 
 def committed_root(env) -> str:
-    """The results the book's sentences were written against: benchmarks/results."""
-    return os.path.abspath(os.path.join(env.app.confdir, "..", "benchmarks", "results"))
+    """The results the book's sentences were written against: the ``committed_results``
+    setting (relative to the configuration directory), else benchmarks/results."""
+    configured = getattr(env.config, "committed_results", "") or os.path.join("..", "benchmarks", "results")
+    return os.path.abspath(os.path.join(env.app.confdir, configured))
+
+
+def readers_folder(env) -> bool:
+    """Whether the build reads a reader's results: a folder other than the committed one,
+    when the committed one is there to compare with."""
+    root, book = results_root(env), committed_root(env)
+    return root != book and os.path.isdir(book)
 
 
 def results_root(env) -> str:
@@ -640,7 +649,7 @@ class _FigureRole(SphinxRole):
 
     def run(self):
         root, book = results_root(self.env), committed_root(self.env)
-        if root != book:
+        if readers_folder(self.env):
             return self._reader(root, book)
         try:
             value, path, why = self.figure(root)
@@ -734,6 +743,7 @@ class SeedRole(SphinxRole):
 
 def setup(app):
     app.add_config_value("seeds_table", "", "env")
+    app.add_config_value("committed_results", "", "env")
     app.add_role("result", ResultRole())
     app.add_role("range", RangeRole())
     app.add_role("verdict", VerdictRole())
