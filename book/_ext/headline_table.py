@@ -337,7 +337,8 @@ def report(committed: str, new: str, toml: str = HEADLINE, seeds_path: str = rc.
             words["unreadable"] = words.get("unreadable", 0) + 1
             cells = [e["name"], "", "", r, "", "unreadable", old]
         out.append("| " + " | ".join(c.replace("|", "\\|").replace("\u00a0", " ") for c in cells) + " |")
-    out += ["", "Rows: " + ", ".join(f"{n} {w}" for w, n in words.items()) + "."]
+    order = [w for w in (*VERDICT_WORDS, "unreadable") if words.get(w)]
+    out += ["", "Rows: " + ", ".join(f"{words[w]} {w}" for w in order) + "."]
     return out
 
 
