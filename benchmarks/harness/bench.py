@@ -568,8 +568,8 @@ def report_context(args, manifest: dict) -> list[str]:
         if manifest.get(key):
             lines.append(f"{what}: " + "; ".join(manifest[key]))
     if manifest.get("mode") == "quick":
-        lines.append("quick mode: one round a cell, so a range is one value and a comparison of "
-                     "two one-round ranges says ahead or behind where full mode's rounds may overlap")
+        lines.append("quick mode: one round a cell, too few for an interval, so every verdict the "
+                     "rule gives is undecided; the report's flips are not findings")
     return lines
 
 

@@ -299,7 +299,7 @@ def evaluate(root: str, text: str) -> tuple[str, str]:
     text, expect = split_expect(text)
     rel, cells, op, fmt = parse(text)
     for column, _ in cells:
-        if column and column.startswith(("verdict_", "paired_verdict_")):
+        if column and column.startswith("verdict_"):
             raise CellError(f"{column} is a verdict: quote it with the verdict role and the word "
                             f"the sentence expects (expected=ahead|level|behind)")
     lines, path = load(root, rel)
