@@ -98,7 +98,10 @@ def _settings(spec, args):
     return specfile.ModeSettings(
         rounds=args.rounds or base.rounds,
         duration_s=args.duration or base.duration_s,
-        warmup_s=base.warmup_s if args.warmup is None else args.warmup)
+        warmup_s=base.warmup_s if args.warmup is None else args.warmup,
+        # --rounds asks for that many rounds: no more chosen by the data.
+        max_rounds=0 if args.rounds else base.max_rounds,
+        budget_s=base.budget_s)
 
 
 def reproduce_argv(spec, args) -> list[str]:

@@ -30,6 +30,10 @@ Shape of a spec:
     rounds = 1
     duration_s = 2
     warmup_s = 1
+    max_rounds = 15                # optional: after `rounds`, go on one round at a time while
+    budget_s = 1200                # a verdict is undecided and the rounds it would take are
+                                   # within max_rounds, and one more round fits in budget_s
+                                   # (harness/runner.py, more_rounds); every round is kept
 
     [[arms]]
     name = "inline"
@@ -119,6 +123,8 @@ class ModeSettings:
     rounds: int
     duration_s: float
     warmup_s: float
+    max_rounds: int = 0       # > rounds: go on round by round while a verdict is undecided
+    budget_s: float = 0.0     # and the rounds so far say one more fits in this time (0: no limit)
 
 
 @dataclass(frozen=True)
@@ -245,13 +251,17 @@ def _modes(t: dict) -> dict[str, ModeSettings]:
         m = t.get(mode)
         if m is None:
             raise SpecError(f"modes.{mode} is missing")
-        _only(m, {"rounds", "duration_s", "warmup_s"}, f"modes.{mode}")
+        _only(m, {"rounds", "duration_s", "warmup_s", "max_rounds", "budget_s"}, f"modes.{mode}")
         s = ModeSettings(rounds=int(_need(m, "rounds", int, f"modes.{mode}")),
                          duration_s=float(_need(m, "duration_s", (int, float),
                                                 f"modes.{mode}")),
-                         warmup_s=float(m.get("warmup_s", 1)))
+                         warmup_s=float(m.get("warmup_s", 1)),
+                         max_rounds=int(m.get("max_rounds", 0)),
+                         budget_s=float(m.get("budget_s", 0)))
         if s.rounds < 1 or s.duration_s <= 0 or s.warmup_s < 0:
             raise SpecError(f"modes.{mode}: rounds >= 1, duration_s > 0, warmup_s >= 0")
+        if s.max_rounds and s.max_rounds < s.rounds or s.budget_s < 0:
+            raise SpecError(f"modes.{mode}: max_rounds >= rounds (or 0), budget_s >= 0")
         out[mode] = s
     return out
 

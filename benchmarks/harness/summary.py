@@ -341,6 +341,7 @@ def compare(summary: dict[tuple[str, str], dict], compares, rows: list[str],
                 out.append({
                     "a": c.a, "b": c.b, "over": c.over, "within": w, "metric": m,
                     "verdict": v.word, "verdict_text": v.text(),
+                    "rounds_to_decide": v.rounds_to_decide,
                     "ratio": ratio,
                     "a_range": ra.as_dict() if ra else None,
                     "b_range": rb.as_dict() if rb else None,

@@ -19,10 +19,12 @@ import unittest
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import rounds  # noqa: E402
+import runner  # noqa: E402
 import specfile  # noqa: E402
+import summary  # noqa: E402
 import verdict  # noqa: E402
 
-TRIALS = 2000
+TRIALS = 1000
 
 
 def null_rate(rule, n: int, seed: int) -> float:
@@ -138,6 +140,63 @@ class Records(unittest.TestCase):
             path = self._record(tmp, {"results": [{"arm": "a", "rps": {"median": 1}}]})
             v = rounds.judge(path, ("rps_median", {"arm": "a"}), ("rps_median", {"arm": "b"}), True)
             self.assertEqual(v.text(), "undecided: no rounds kept")
+
+
+class RoundsChosenByTheData(unittest.TestCase):
+    """runner.more_rounds: past the mode's rounds, another round while a verdict is undecided
+    and max_rounds and the time budget allow."""
+    SPEC = """
+compare = [["a", "b"]]
+[spec]
+chapter = "x"
+name = "y"
+verdict_metrics = ["rps"]
+[modes.quick]
+rounds = 1
+duration_s = 1
+[modes.full]
+rounds = 5
+duration_s = 1
+max_rounds = 15
+budget_s = 100
+[[arms]]
+name = "a"
+kind = "floor"
+[[arms]]
+name = "b"
+kind = "floor"
+[[rows]]
+name = "c16"
+connections = 16
+"""
+
+    def cells(self, ratios: list[float]) -> list[dict]:
+        out = []
+        for r, ratio in enumerate(ratios):
+            for arm, rps in (("a", 1000.0 * ratio), ("b", 1000.0)):
+                metrics = {m: None for m in summary.METRICS}
+                metrics.update(rps=rps, errors=0.0, busy_pct=0.0)
+                out.append({"round": r, "row": "c16", "arm": arm, "ok": True, "metrics": metrics})
+        return out
+
+    def test_more_rounds_while_undecided_within_the_limits(self):
+        spec = specfile.parse(self.SPEC)
+        full = spec.modes["full"]
+        noisy = [1.15, 1.02, 1.18, 1.05, 1.16, 1.1]    # ahead by the median, not yet by the interval
+        self.assertEqual(runner.more_rounds(spec, self.cells(noisy[:3]), 3, full, 30)[0], True)
+        more, why = runner.more_rounds(spec, self.cells(noisy[:5]), 5, full, 50)
+        self.assertTrue(more, why)
+        self.assertIn("undecided", why)
+        # Decided: no more. Out of rounds or out of time: no more, and it says which.
+        decided = [1.3, 1.31, 1.29, 1.3, 1.32]
+        more, why = runner.more_rounds(spec, self.cells(decided), 5, full, 50)
+        self.assertEqual((more, "every verdict decided" in why), (False, True), why)
+        more, why = runner.more_rounds(spec, self.cells((noisy * 3)[:15]), 15, full, 60)
+        self.assertEqual((more, "max_rounds" in why), (False, True), why)
+        more, why = runner.more_rounds(spec, self.cells(noisy[:5]), 5, full, 90)
+        self.assertEqual((more, "budget" in why), (False, True), why)
+        # Without max_rounds, the mode's rounds and no more.
+        self.assertFalse(runner.more_rounds(spec, self.cells(noisy[:1]), 1, spec.modes["quick"], 1)[0])
 
 
 if __name__ == "__main__":
