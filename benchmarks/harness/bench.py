@@ -35,9 +35,10 @@ Role: the command line over the harness's modules.
       committed results), with a progress line and the time left; run again, it resumes
       (parts done are kept, and a spec's finished cells). It refuses a busy machine (load
       average, or others' CPU over a short sample: harness/busy.py) unless --busy-ok, and
-      ends with NEW/REPORT.md: every figure the book shows, committed and new, and every
-      verdict that flips (harness/book_figures.py), then the seeds' headline table
-      (book/_ext/headline_table.py)
+      ends with NEW/REPORT.md: every figure the book shows, committed and new, every
+      verdict that flips and every sentence the book built from NEW marks
+      (harness/book_figures.py; each verdict is harness/verdict.py's), then the seeds'
+      headline table (book/_ext/headline_table.py)
   bench.py compare --out NEW [--against DIR]
       that report alone, from results already there
   bench.py verify SPEC.toml [--out DIR]
