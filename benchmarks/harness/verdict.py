@@ -107,7 +107,7 @@ class Verdict:
         else:
             interval = "no interval" if self.lo is None else f"{self.lo:.3f}–{self.hi:.3f} at {pct}"
             body = (f"a/b {self.estimate:.3f} ({interval}, margin ±{self.margin:.0%}, "
-                    f"{self.n} rounds)")
+                    f"{self.n} round{'' if self.n == 1 else 's'})")
         if self.word == "undecided" and self.rounds_to_decide:
             body += f"; about {self.rounds_to_decide} rounds would decide it"
             if self.rounds_to_decide >= MOST_ROUNDS:
