@@ -5,7 +5,7 @@ A figure enters the book's prose only through the roles of book/_ext/results_cel
 (``result``, ``range``, ``verdict``, ``count``), so the figures the book shows are those
 roles' uses in its pages. This module finds each use in the Markdown sources (the pages
 book/conf.py builds, outside code and inline literals), and reads it twice with the roles'
-own functions (results_cell.evaluate, evaluate_range, evaluate_verdict, evaluate_count):
+own functions (results_cell.evaluate, evaluate_range, verdict_reading, evaluate_count):
 once from the committed results, once from the new ones. For each it gives
 
 - the committed value and range, the new value and range (a ``result`` of one cell has its

@@ -71,7 +71,7 @@ class Side:
     unit: str
     machine: str
     ratio: float | None
-    spans: tuple[tuple[float, float], tuple[float, float]] | None = None
+    spans: tuple[tuple[float, float], tuple[float, float]] | None = None   # the seed's: its direction
     sources: list[str] = field(default_factory=list)
     cells: list[str] = field(default_factory=list)     # ours: the cells, as the TOML names them
     quick: bool = False                                 # ours: read from a quick-mode record
@@ -240,13 +240,11 @@ def our_side(root: str, entry: dict) -> Side:
         fa = va[0] / totals[0][1][0] if totals[0][1][0] else 0.0
         fb = vb[0] / totals[1][1][0] if totals[1][1][0] else 0.0
         ratio = fb / fa if fa else None
-        spans = ((fa, fa), (fb, fb))
         judged = rc.vd.proportions(round(vb[0]), round(totals[1][1][0]), round(va[0]),
                                    round(totals[0][1][0]), higher)
     else:
         texts = [figure_text(xa), figure_text(xb)]
         ratio = vb[0] / va[0] if va[0] else None
-        spans = ((va[1], va[2]), (vb[1], vb[2]))
         if count_a and count_b:
             judged = rc.vd.exact(vb[0], va[0], higher)
         elif pa != pb:
@@ -255,7 +253,7 @@ def our_side(root: str, entry: dict) -> Side:
         else:
             judged = rc.rounds.judge(pa, cb, ca, higher)   # after against before
     return Side(texts[0], texts[1], entry.get("unit", ""), "; ".join(machines), ratio,
-                spans=spans, sources=list(dict.fromkeys([pa, pb])),
+                sources=list(dict.fromkeys([pa, pb])),
                 cells=list(entry["ours"]) + list(entry.get("ours_of", [])), quick=quick,
                 judged=judged)
 

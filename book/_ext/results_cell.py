@@ -440,11 +440,6 @@ def verdict_phrase(word: str, options: dict) -> str:
     return phrases[VERDICTS.index(word)]
 
 
-def evaluate_verdict(root: str, text: str) -> tuple[str, str]:
-    shown, _, path = explain_verdict(root, text)
-    return shown, path
-
-
 def explain_verdict(root: str, text: str, check: bool = True) -> tuple[str, str, str]:
     """(the rendered word or phrase, the rule's explanation, the file). With check, a word
     other than the sentence's expected= one is an error."""
