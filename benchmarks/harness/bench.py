@@ -42,6 +42,8 @@ Role: the command line over the harness's modules.
       that report alone, from results already there
   bench.py verify SPEC.toml [--out DIR]
       re-read a spec's written results and check that they are whole
+  bench.py targets
+      the build targets `all` runs, one a line: what README command 1 (.ci/main) builds
   bench.py replot [--out DIR]
       redraw every plot under OUT from the data its .json recorded (the per-cell summary and
       the spec text; the probe's results), measuring nothing: a change of how plots are
@@ -320,6 +322,24 @@ def cmd_profile(args) -> int:
     except loop_profile.ProfileError as e:
         print(f"bench profile: {e}", file=sys.stderr)
         return 1
+    return 0
+
+
+def cmd_targets(args) -> int:
+    """The build targets `all` runs, one a line: every spec's stage and floor binaries, the
+    load generator, the probe, the micro-benchmarks, the records' tools, the loop peers and
+    the profile's stage. README command 1 (.ci/main) builds these and nothing else."""
+    names = {"loadgen", os.path.basename(probe.binary(""))}
+    for path in glob.glob(os.path.join(SPECS_DIR, "*.toml")):
+        spec = specfile.load(path)
+        if spec.in_all:
+            names |= {a.binary for a in spec.arms if a.binary}
+    names |= {binary for _, _, binary in micro.BENCHES}
+    names |= {t.binary for t in records.TOOLS}
+    names |= {p.binary for p in loop_peers.PEERS if p.binary}
+    names |= {a.binary for a in loop_profile.arms_and_row(REPO_ROOT)[0]}
+    for name in sorted(names):
+        print(name)
     return 0
 
 
@@ -849,6 +869,9 @@ def main(argv: list[str]) -> int:
     p.add_argument("--against", type=os.path.abspath, default=DEFAULT_OUT,
                    help="the results to compare with (default: benchmarks/results)")
     p.set_defaults(func=cmd_compare)
+
+    p = sub.add_parser("targets", help="the build targets `all` runs, one a line (what README command 1 builds)")
+    p.set_defaults(func=cmd_targets)
 
     p = sub.add_parser("replot", help="redraw every plot under OUT from its recorded data")
     common(p, need_build=False)
