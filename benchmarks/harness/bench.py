@@ -22,7 +22,9 @@ Role: the command line over the harness's modules.
       it out and back, to OUT/06-full-system/failover.{json,csv} (harness/failover.py)
   bench.py profile --mode quick|full --build-dir DIR [--out DIR]
       the loop thread's perf samples per request by category (inline, elastic-1, ring-1 at
-      256 connections) to OUT/03-lost-wakes/loop-profile.{json,csv}; needs perf
+      256 connections) to OUT/03-lost-wakes/loop-profile.{json,csv}, then the flame graphs
+      of chapters 04 and 06 (OUT/CH/flame-*.{json,html,png}, harness/flame_graph.py); needs
+      perf, and npm for the d3-flame-graph template
   bench.py all --mode quick|full --build-dir DIR [--out DIR] [--strict] [--budget-s S]
       every benchmarks/specs/*.toml that says in_all (the default), then the probe, the
       micro-benchmarks, the records, the loop peers and the profile; parts not built (and the profile
@@ -67,6 +69,7 @@ import glob
 import json
 import os
 import shlex
+import subprocess
 import sys
 import time
 from dataclasses import dataclass
@@ -79,7 +82,9 @@ import micro  # noqa: E402
 import probe  # noqa: E402
 import progress  # noqa: E402
 import busy  # noqa: E402
+import clients  # noqa: E402
 import failover  # noqa: E402
+import flame_graph  # noqa: E402
 import loop_peers  # noqa: E402
 import loop_profile  # noqa: E402
 import postgres  # noqa: E402
@@ -87,6 +92,7 @@ import records  # noqa: E402
 import report  # noqa: E402
 import runner  # noqa: E402
 import specfile  # noqa: E402
+import servers  # noqa: E402
 from servers import CHILDREN  # noqa: E402
 
 REPO_ROOT = os.path.dirname(os.path.dirname(HERE))
@@ -312,17 +318,31 @@ def run_failover_part(args) -> tuple[bool, list[str]]:
 
 
 def cmd_profile(args) -> int:
+    """The loop profile, then the flame graphs of the profiles the book shows."""
+    rc = 0
     try:
         loop_profile.run_profile(build_dir=args.build_dir, out_dir=args.out, repo_root=REPO_ROOT,
                             mode=args.mode, argv=args.argv,
                             reproduce_argv=sub_reproduce_argv("profile", args))
     except loop_profile.NotMeasured as e:
         print(f"bench profile: not measured: {e}", file=sys.stderr)
-        return 1
+        rc = 1
     except loop_profile.ProfileError as e:
         print(f"bench profile: {e}", file=sys.stderr)
-        return 1
-    return 0
+        rc = 1
+    try:
+        for w in flame_graph.run_flames(build_dir=args.build_dir, out_dir=args.out, repo_root=REPO_ROOT,
+                                        mode=args.mode, argv=args.argv,
+                                        reproduce_argv=sub_reproduce_argv("profile", args)):
+            print(f"bench profile: wrote {os.path.relpath(w)}")
+    except flame_graph.NotMeasured as e:
+        print(f"bench profile: flame graphs not measured: {e}", file=sys.stderr)
+        rc = 1
+    except (flame_graph.FlameError, servers.StartError, clients.ClientError, OSError,
+            subprocess.TimeoutExpired) as e:
+        print(f"bench profile: flame graphs: {e}", file=sys.stderr)
+        rc = 1
+    return rc
 
 
 def cmd_targets(args) -> int:
@@ -703,6 +723,9 @@ def replot_one(json_path: str) -> list[str]:
     with open(json_path, encoding="utf-8") as f:
         doc = json.load(f)
     base = json_path[:-len(".json")]
+    if doc.get("kind") == flame_graph.KIND:
+        # The d3-flame-graph template from npm, kept in the release build's folder.
+        return flame_graph.replot(json_path, os.path.join(REPO_ROOT, "build", "release"))
     if doc.get("summary") and doc.get("spec", {}).get("text"):
         spec = specfile.parse(doc["spec"]["text"], doc["spec"].get("path", json_path))
         summ = {(s["row"], s["arm"]): {**s, "metrics": {
