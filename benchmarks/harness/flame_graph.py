@@ -77,7 +77,7 @@ class Flame:
 
 FLAMES = (
     Flame("04-turn-shape", "flame-cancelled-timer", "ourloop: schedule and cancel a timer",
-          peer_argv=("loop-peer-ourloop", "--only", "cancelled_timer", "--ops", "200000", "--rounds", "3")),
+          peer_argv=("loop-peer-ourloop", "--only", "cancelled_timer", "--ops", "5000000", "--rounds", "3")),
     Flame("04-turn-shape", "flame-executor-round-trip", "ourloop: run_in_executor round trips",
           peer_argv=("loop-peer-ourloop", "--only", "executor_round_trip", "--ops", "200000", "--rounds", "3")),
     Flame("06-full-system", "flame-handoff-price", "stage 06, one worker handing hello to one pool thread, c256",
