@@ -237,16 +237,17 @@ def run_flames(*, build_dir: str, out_dir: str, repo_root: str, mode: str, argv:
     why = missing(build_dir)
     if why:
         raise NotMeasured(why)
+    build_dir = os.path.abspath(build_dir)
     template_path = template(build_dir)
     written = []
     for flame in FLAMES:
-        workdir = tempfile.mkdtemp(prefix=f"{flame.name}-", dir=os.path.join(build_dir))
+        workdir = tempfile.mkdtemp(prefix=f"{flame.name}-", dir=build_dir)
         try:
             data, perf_argv = record(flame, build_dir, repo_root, workdir)
             tree = stacks(data, workdir)
         finally:
             CHILDREN.kill_all()
-        shutil.rmtree(workdir, ignore_errors=True)
+            shutil.rmtree(workdir, ignore_errors=True)
         doc = report.tool_record(mode=mode, settings={"frequency_hz": FREQ, **dataclasses.asdict(flame)},
                                  argv=argv, reproduce_argv=reproduce_argv, repo_root=repo_root,
                                  build_dir=build_dir, out_dir=out_dir, tool_key="perf", tool_argv=perf_argv)
