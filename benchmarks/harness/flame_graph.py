@@ -122,8 +122,8 @@ def record_argv(data: str) -> list[str]:
 
 
 def record(flame: Flame, build_dir: str, repo_root: str, workdir: str) -> tuple[str, list[str]]:
-    """perf.data for one flame (under workdir) and the command that sampled."""
-    data = os.path.join(workdir, "perf.data")
+    """perf.data for one flame (in workdir) and the command that sampled."""
+    data = "perf.data"   # in workdir, where perf runs
     bin_dir = os.path.join(build_dir, "bin")
     if flame.peer_argv:
         argv = record_argv(data) + ["--", os.path.join(bin_dir, flame.peer_argv[0]), *flame.peer_argv[1:]]
@@ -147,7 +147,7 @@ def record(flame: Flame, build_dir: str, repo_root: str, workdir: str) -> tuple[
         got = wait_exit(perf, flame.window_s + TIMEOUT_S)
         if got is None or got[0] != 0:
             raise FlameError(f"perf record exited with {got[0] if got else 'a timeout'}")
-        return data, [*argv[:-3], "<the server's pid>", "--", "sleep", str(flame.window_s)]
+        return data, record_argv(data) + ["-p", "<the server's pid>", "--", "sleep", str(flame.window_s)]
     finally:
         for p in (perf, load):
             if p is not None:
@@ -160,7 +160,7 @@ def record(flame: Flame, build_dir: str, repo_root: str, workdir: str) -> tuple[
 def stacks(data: str, workdir: str) -> dict:
     """The tree of stacks perf's flame graph script folds from perf.data."""
     out = os.path.join(workdir, "stacks.json")
-    _run(["perf", "script", "-i", data, "-s", PERF_SCRIPT, "--", "--format", "json", "-o", out],
+    _run(["perf", "script", "-i", os.path.join(workdir, data), "-s", PERF_SCRIPT, "--", "--format", "json", "-o", out],
          workdir, "perf script (flamegraph.py)")
     with open(out, encoding="utf-8") as f:
         return json.load(f)
