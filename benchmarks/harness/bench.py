@@ -376,9 +376,10 @@ def cmd_micro(args) -> int:
 
 
 # About how long each part after the specs takes in quick mode (2-core VM), for --budget-s
-# and the time left of `reproduce`; the records' figure is for all of them together. Full
-# mode has no estimate (a budget only stops what would start after it is spent).
-QUICK_ESTIMATE_S = {"probe": 35.0, "micro": 2.0, "records": 80.0, "loop-peers": 11.0, "profile": 14.0,
+# and the time left of `reproduce`; the records' figure is for all of them together, the
+# profile's the loop profile and its flame graphs (14 s and 49 s). Full mode has no estimate
+# (a budget only stops what would start after it is spent).
+QUICK_ESTIMATE_S = {"probe": 35.0, "micro": 2.0, "records": 80.0, "loop-peers": 11.0, "profile": 65.0,
                     "failover": 6.0}
 
 
