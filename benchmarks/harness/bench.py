@@ -37,9 +37,10 @@ Role: the command line over the harness's modules.
       committed results), with a progress line and the time left; run again, it resumes
       (parts done are kept, and a spec's finished cells). It refuses a busy machine (load
       average, or others' CPU over a short sample: harness/busy.py) unless --busy-ok, and
-      ends with NEW/REPORT.md: every figure the book shows, committed and new, and every
-      verdict that flips (harness/book_figures.py), then the seeds' headline table
-      (book/_ext/headline_table.py)
+      ends with NEW/REPORT.md: every figure the book shows, committed and new, every
+      verdict that flips and every sentence the book built from NEW marks
+      (harness/book_figures.py; each verdict is harness/verdict.py's), then the seeds'
+      headline table (book/_ext/headline_table.py)
   bench.py compare --out NEW [--against DIR]
       that report alone, from results already there
   bench.py verify SPEC.toml [--out DIR]
@@ -90,6 +91,7 @@ import loop_profile  # noqa: E402
 import postgres  # noqa: E402
 import records  # noqa: E402
 import report  # noqa: E402
+import rounds  # noqa: E402
 import runner  # noqa: E402
 import specfile  # noqa: E402
 import servers  # noqa: E402
@@ -105,7 +107,10 @@ def _settings(spec, args):
     return specfile.ModeSettings(
         rounds=args.rounds or base.rounds,
         duration_s=args.duration or base.duration_s,
-        warmup_s=base.warmup_s if args.warmup is None else args.warmup)
+        warmup_s=base.warmup_s if args.warmup is None else args.warmup,
+        # --rounds asks for that many rounds: no more chosen by the data.
+        max_rounds=0 if args.rounds else base.max_rounds,
+        budget_s=base.budget_s)
 
 
 def reproduce_argv(spec, args) -> list[str]:
@@ -608,8 +613,8 @@ def report_context(args, manifest: dict) -> list[str]:
         if manifest.get(key):
             lines.append(f"{what}: " + "; ".join(manifest[key]))
     if manifest.get("mode") == "quick":
-        lines.append("quick mode: one round a cell, so a range is one value and a comparison of "
-                     "two one-round ranges says ahead or behind where full mode's rounds may overlap")
+        lines.append("quick mode: one round a cell, too few for an interval, so every verdict the "
+                     "rule gives is undecided; the report's flips are not findings")
     return lines
 
 
@@ -729,6 +734,7 @@ def replot_one(json_path: str) -> list[str]:
         return flame_graph.replot(json_path, os.path.join(REPO_ROOT, "build", "release"))
     if doc.get("summary") and doc.get("spec", {}).get("text"):
         spec = specfile.parse(doc["spec"]["text"], doc["spec"].get("path", json_path))
+        spec.margins = rounds.record_margins(doc)   # the spec's margins as they stand now
         summ = {(s["row"], s["arm"]): {**s, "metrics": {
                     m: (runner.sm.Range(r["median"], r["min"], r["max"], r["n"]) if r else None)
                     for m, r in s["metrics"].items()}}
@@ -752,6 +758,11 @@ def replot_one(json_path: str) -> list[str]:
         failover.write_csv(base + ".csv", doc["results"])
         failover.plot(base + "-timeline.png", doc)
         return [base + ".csv", base + "-timeline.png"]
+    if os.path.basename(base) == loop_peers.NAME and doc.get("rounds"):
+        loop_peers.add_verdicts(doc["results"], doc["rounds"])
+        report.write_json(json_path, doc)
+        report.write_csv(base + ".csv", *records.csv_lines(doc["results"]))
+        return [base + ".csv", json_path]
     if os.path.basename(base) == probe.NAME and doc.get("results"):
         probe.plot(base + "-round-trip.png", doc, doc["machine"], doc.get("mode", "?"))
         return [base + "-round-trip.png"]

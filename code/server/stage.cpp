@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 #if HANDOFF_HAVE_LIBPQ
 #include "app/db_route.h"
+#include "upstream/conninfo_redact.h"
 #endif
 
 namespace handoff::server {
@@ -40,6 +41,7 @@ struct Stage::Parts {
 
 Stage::Stage(const std::string& summary) : parts_(std::make_unique<Parts>(summary)) {
   add_core_flags(parts_->cli.app(), parts_->options);
+  parts_->cli.settings_from_environment("HANDOFF_");
 }
 
 Stage::~Stage() = default;
@@ -64,6 +66,7 @@ void Stage::upstream() {
 #if HANDOFF_HAVE_LIBPQ
   parts_->upstream = true;
   app::add_db_flags(parts_->cli.app(), parts_->db);
+  parts_->cli.redact("--pg", upstream::redact_conninfo);
 #endif
 }
 
@@ -111,13 +114,7 @@ int Stage::run(int argc, char** argv) {
   if (const auto exit = p.cli.parse(argc, argv)) return *exit;
   // Past the flags, a start that fails says one line and exits with its status (README.md).
   return exit_on_start_failure([&] {
-    if (p.event_loop) {
-      evloop::apply_loop_env(p.loop);
-      p.options.event_loop = p.loop;
-    }
-    if (p.topology) {
-      apply_topology_env(p.options);
-    }
+    if (p.event_loop) p.options.event_loop = p.loop;
 
     stats::Registry registry;
     app::Router router;
