@@ -143,10 +143,12 @@ def record(flame: Flame, build_dir: str, repo_root: str, workdir: str) -> tuple[
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         time.sleep(0.5)
         argv = record_argv(data) + ["-p", str(server.proc.pid), "--", "sleep", str(flame.window_s)]
-        perf = CHILDREN.spawn(argv, cwd=workdir, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        with open(os.path.join(workdir, "perf.log"), "wb") as log:
+            perf = CHILDREN.spawn(argv, cwd=workdir, stdout=log, stderr=log)
         got = wait_exit(perf, flame.window_s + TIMEOUT_S)
         if got is None or got[0] != 0:
-            raise FlameError(f"perf record exited with {got[0] if got else 'a timeout'}")
+            raise FlameError(f"perf record exited with {got[0] if got else 'a timeout'}: "
+                             f"{servers._tail(os.path.join(workdir, 'perf.log'), 600).strip()}")
         return data, record_argv(data) + ["-p", "<the server's pid>", "--", "sleep", str(flame.window_s)]
     finally:
         for p in (perf, load):
