@@ -10,8 +10,8 @@ void PostLoop::merge(std::vector<Post>& posts) {
   for (Post& post : posts) {
     // Locals numbered below the mark were queued before the post; the first local numbered
     // the mark or above was queued after it. Earlier posts stay in front (they run first).
-    auto at = std::find_if(ready_.begin(), ready_.end(),
-                           [&](const Entry& e) { return !e.posted && e.number >= post.mark; });
+    auto at =
+        std::find_if(ready_.begin(), ready_.end(), [&](const Entry& e) { return !e.posted && e.number >= post.mark; });
     ready_.insert(at, Entry{true, post.mark, std::move(post.cb)});
   }
 }

@@ -1,5 +1,5 @@
-// exercises/04-merge-order/learners: puts the post ahead of the first entry, local or posted, numbered its mark or above
-// (chapter 04; a learner's answer the tests must fail).
+// exercises/04-merge-order/learners: puts the post ahead of the first entry, local or posted, numbered its mark or
+// above (chapter 04; a learner's answer the tests must fail).
 #include <algorithm>
 
 #include "post_loop.h"

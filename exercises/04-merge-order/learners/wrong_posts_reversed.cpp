@@ -8,8 +8,8 @@ namespace exercise {
 
 void PostLoop::merge(std::vector<Post>& posts) {
   for (auto post = posts.rbegin(); post != posts.rend(); ++post) {
-    auto at = std::find_if(ready_.begin(), ready_.end(),
-                           [&](const Entry& e) { return !e.posted && e.number >= post->mark; });
+    auto at =
+        std::find_if(ready_.begin(), ready_.end(), [&](const Entry& e) { return !e.posted && e.number >= post->mark; });
     ready_.insert(at, Entry{true, post->mark, std::move(post->cb)});
   }
 }

@@ -6,7 +6,7 @@ namespace exercise {
 
 void TurnLoop::run_once() {
   poll_step(false);
-  if (ready() == 0 && !stopping_) poll_step(true);  // nothing at all to do: wait for a socket
+  if (ready() == 0 && !stopping_) poll_step(true);        // nothing at all to do: wait for a socket
   for (std::size_t n = ready(); n > 0; --n) run_front();  // this generation only
 }
 

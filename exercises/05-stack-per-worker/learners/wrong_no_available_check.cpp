@@ -4,9 +4,7 @@
 
 namespace exercise {
 
-void WorkerStack::start() {
-  own_stack_ = onload_.name_thread_stack(stack_name().c_str()) == 0;
-}
+void WorkerStack::start() { own_stack_ = onload_.name_thread_stack(stack_name().c_str()) == 0; }
 
 void WorkerStack::adopt(int fd) {
   ++counts_.adopted;

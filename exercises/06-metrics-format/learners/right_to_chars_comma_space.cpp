@@ -35,10 +35,17 @@ std::string exposition(const std::vector<Sample>& samples) {
       line += sep + k + "=\"";
       for (char c : v) {
         switch (c) {
-          case '\\': line += "\\\\"; break;
-          case '"': line += "\\\""; break;
-          case '\n': line += "\\n"; break;
-          default: line += c;
+          case '\\':
+            line += "\\\\";
+            break;
+          case '"':
+            line += "\\\"";
+            break;
+          case '\n':
+            line += "\\n";
+            break;
+          default:
+            line += c;
         }
       }
       line += '"';

@@ -12,10 +12,14 @@ namespace {
 std::string escape(const std::string& v) {
   std::string out;
   for (char c : v) {
-    if (c == '\\') out += "\\\\";
-    else if (c == '"') out += "\\\"";
-    else if (c == '\n') out += "\\n";
-    else out += c;
+    if (c == '\\')
+      out += "\\\\";
+    else if (c == '"')
+      out += "\\\"";
+    else if (c == '\n')
+      out += "\\n";
+    else
+      out += c;
   }
   return out;
 }
@@ -29,9 +33,9 @@ std::string number(double v) {
 }  // namespace
 
 std::string exposition(const std::vector<Sample>& samples) {
-  std::vector<std::string> families;             // in the order they first came
-  std::map<std::string, std::string> body;       // family -> its sample lines
-  std::map<std::string, const Sample*> first;    // family -> its first sample, for HELP and TYPE
+  std::vector<std::string> families;           // in the order they first came
+  std::map<std::string, std::string> body;     // family -> its sample lines
+  std::map<std::string, const Sample*> first;  // family -> its first sample, for HELP and TYPE
   for (const Sample& s : samples) {
     const std::string name = s.type == "counter" ? s.family + "_total" : s.family;
     if (first.count(s.family) == 0) {

@@ -6,8 +6,8 @@
 // The grade is what a scraper reads, not the bytes: `a="1", b="2"` passes as `a="1",b="2"`.
 #include <unistd.h>
 
-#include <catch2/catch.hpp>
 #include <array>
+#include <catch2/catch.hpp>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>

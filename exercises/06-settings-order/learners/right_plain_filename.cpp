@@ -1,4 +1,5 @@
-// exercises/06-settings-order/learners: a name is valid when it is its own file name; the profile goes in front of a new list (chapter 06; a learner's answer the tests must pass).
+// exercises/06-settings-order/learners: a name is valid when it is its own file name; the profile goes in front of a
+// new list (chapter 06; a learner's answer the tests must pass).
 #include "profile_args.h"
 
 #include <filesystem>

@@ -1,4 +1,5 @@
-// exercises/06-settings-order/learners: refuses a leading '/' and '..', but not a name with a '/' inside (chapter 06; a learner's answer the tests must fail).
+// exercises/06-settings-order/learners: refuses a leading '/' and '..', but not a name with a '/' inside (chapter 06; a
+// learner's answer the tests must fail).
 #include "profile_args.h"
 
 #include <filesystem>

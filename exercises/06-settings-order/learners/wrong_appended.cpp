@@ -1,4 +1,5 @@
-// exercises/06-settings-order/learners: appends the profile's file after the operator's (chapter 06; a learner's answer the tests must fail).
+// exercises/06-settings-order/learners: appends the profile's file after the operator's (chapter 06; a learner's answer
+// the tests must fail).
 #include "profile_args.h"
 
 #include <filesystem>

@@ -1,4 +1,5 @@
-// exercises/06-settings-order/learners: refuses only '..', so an absolute path reads any .toml (chapter 06; a learner's answer the tests must fail).
+// exercises/06-settings-order/learners: refuses only '..', so an absolute path reads any .toml (chapter 06; a learner's
+// answer the tests must fail).
 #include "profile_args.h"
 
 #include <filesystem>

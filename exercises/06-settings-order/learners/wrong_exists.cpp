@@ -1,4 +1,5 @@
-// exercises/06-settings-order/learners: checks that the file exists, so a directory named NAME.toml passes (chapter 06; a learner's answer the tests must fail).
+// exercises/06-settings-order/learners: checks that the file exists, so a directory named NAME.toml passes (chapter 06;
+// a learner's answer the tests must fail).
 #include "profile_args.h"
 
 #include <filesystem>

@@ -1,4 +1,5 @@
-// exercises/06-settings-order/learners: puts the profile where --like stood, so a --config named before it loses (chapter 06; a learner's answer the tests must fail).
+// exercises/06-settings-order/learners: puts the profile where --like stood, so a --config named before it loses
+// (chapter 06; a learner's answer the tests must fail).
 #include "profile_args.h"
 
 #include <filesystem>

@@ -1,4 +1,5 @@
-// exercises/06-settings-order/learners: reads only '--like NAME', not '--like=NAME' (chapter 06; a learner's answer the tests must fail).
+// exercises/06-settings-order/learners: reads only '--like NAME', not '--like=NAME' (chapter 06; a learner's answer the
+// tests must fail).
 #include "profile_args.h"
 
 #include <filesystem>
