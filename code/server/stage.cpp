@@ -4,6 +4,7 @@
 #include <memory>
 #include <stdexcept>
 #include <utility>
+#include <vector>
 
 #include "app/demo_routes.h"
 #include "config/command_line.h"
@@ -33,6 +34,7 @@ struct Stage::Parts {
   bool topology = false;  // chapter 05
   bool config_files = false;  // chapter 06
   bool metrics = false;       // chapter 06
+  std::vector<std::function<void(app::Router&)>> routes;  // the reader's own (routes())
 #if HANDOFF_HAVE_LIBPQ
   bool upstream = false;  // chapter 04
   app::DbOptions db;
@@ -108,6 +110,8 @@ std::string announce_settings(const config::CommandLine& cli, stats::Registry& r
 
 }  // namespace
 
+void Stage::routes(std::function<void(app::Router&)> add) { parts_->routes.push_back(std::move(add)); }
+
 // [stage.run]
 int Stage::run(int argc, char** argv) {
   Parts& p = *parts_;
@@ -119,6 +123,7 @@ int Stage::run(int argc, char** argv) {
     stats::Registry registry;
     app::Router router;
     app::add_demo_routes(router, registry);
+    for (const auto& add : p.routes) add(router);
     if (p.metrics) app::add_metrics_route(router, registry);
     if (p.event_loop) {
       app::add_async_demo_routes(router);
