@@ -44,7 +44,7 @@ function(add_exercise_model nn slug)
   _exercise_model_test("${base} (starter): the model still refutes it until solved" ${base}-starter-model
                        "exercise;ch${nn}")
   set_tests_properties("${base} (starter): the model still refutes it until solved" PROPERTIES WILL_FAIL TRUE)
-  set_property(GLOBAL APPEND PROPERTY HANDOFF_EXERCISE_STARTERS ${base}-starter-model)
+  set_property(GLOBAL APPEND PROPERTY HANDOFF_EXERCISE_STARTER_MODELS ${base}-starter-model)  # exercise-status builds it
 
   _exercise_model_target(${base}-solution-model ${dir}/solution/${ARG_LEARNER})
   _exercise_model_test("${base} (solution): the model holds over its whole search" ${base}-solution-model
@@ -62,6 +62,7 @@ function(add_exercise_model nn slug)
   file(GLOB _mistakes CONFIGURE_DEPENDS ${dir}/mistakes/*.cpp)
   foreach(f ${_mistakes})
     get_filename_component(_stem ${f} NAME_WE)
+    string(REPLACE "_" "-" _stem ${_stem})
     _exercise_model_target(${base}-mistake-${_stem}-model ${f})
     _exercise_model_test("${base} (learner mistake ${_stem}): the model fails it" ${base}-mistake-${_stem}-model
                          "solution;ch${nn}" --expect-refuted)
@@ -71,6 +72,7 @@ function(add_exercise_model nn slug)
   file(GLOB _alternatives CONFIGURE_DEPENDS ${dir}/alternatives/*.cpp)
   foreach(f ${_alternatives})
     get_filename_component(_stem ${f} NAME_WE)
+    string(REPLACE "_" "-" _stem ${_stem})
     _exercise_model_target(${base}-alternative-${_stem}-model ${f})
     _exercise_model_test("${base} (correct alternative ${_stem}): the model holds" ${base}-alternative-${_stem}-model
                          "solution;ch${nn}")

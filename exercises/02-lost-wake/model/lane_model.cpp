@@ -87,6 +87,6 @@ struct LaneModel : rl::test_suite<LaneModel, 2> {
 
 int main(int argc, char** argv) {
   return exercise::model::run<exercise::LaneModel>(
-      argc, argv, "ex-02-lost-wake (model)", {rl::sched_full, 1'000'000},
+      argc, argv, "ex-02-lost-wake (model)", {rl::sched_full, 3'000'000},
       {.deadlock = exercise::kLostWake, .livelock = "a thread spins for ever: the park or the take never gives up the processor."});
 }
