@@ -2,8 +2,8 @@
 # An exercise's model (model/<name>_model.cpp, exercises/model/exercise_model.h) is compiled
 # once per file it grades, with that file as EXERCISE_LEARNER_FILE, on Relacy's atomics: the
 # learner's starter, the solution and its mutants, and the exercise's corpus of a learner's
-# mistakes (mistakes/*.cpp, each must be refuted) and correct alternatives (alternatives/*.cpp,
-# each must hold, and must pass the C++ tests too). As code/models/, built and run in the
+# mistakes (mistakes/*.cpp: the C++ tests and the model together must fail each) and correct
+# alternatives (alternatives/*.cpp: each must pass both). As code/models/, built and run in the
 # release build only: a sanitizer cannot follow Relacy's fibers and adds nothing to its search.
 #
 # add_exercise_model(<NN> <slug> MODEL <model.cpp> LEARNER <file name in starter/ and solution/>
@@ -47,7 +47,7 @@ function(add_exercise_model nn slug)
   set_property(GLOBAL APPEND PROPERTY HANDOFF_EXERCISE_STARTER_MODELS ${base}-starter-model)  # exercise-status builds it
 
   _exercise_model_target(${base}-solution-model ${dir}/solution/${ARG_LEARNER})
-  _exercise_model_test("${base} (solution): the model holds over its whole search" ${base}-solution-model
+  _exercise_model_test("${base} (solution): the model holds" ${base}-solution-model
                        "solution;ch${nn}")
 
   foreach(m ${ARG_MUTANTS})
@@ -58,14 +58,25 @@ function(add_exercise_model nn slug)
                          "solution;ch${nn}" --expect-refuted)
   endforeach()
 
-  # A learner's mistakes: each must be refuted by one of the model's checks.
+  # The C++ tests built on one graded file, as add_exercise() builds the solution's.
+  function(_exercise_tests_target target file)
+    add_executable(${target} ${file})
+    target_link_libraries(${target} PRIVATE ${base}-shared handoff handoff_testkit handoff_catch_main)
+    target_include_directories(${target} PRIVATE ${dir})
+    handoff_test_defaults(${target})
+  endfunction()
+
+  # A learner's mistakes: the graders (the C++ tests, then the model) must fail each.
   file(GLOB _mistakes CONFIGURE_DEPENDS ${dir}/mistakes/*.cpp)
   foreach(f ${_mistakes})
     get_filename_component(_stem ${f} NAME_WE)
     string(REPLACE "_" "-" _stem ${_stem})
+    _exercise_tests_target(${base}-mistake-${_stem} ${f})
     _exercise_model_target(${base}-mistake-${_stem}-model ${f})
-    _exercise_model_test("${base} (learner mistake ${_stem}): the model fails it" ${base}-mistake-${_stem}-model
-                         "solution;ch${nn}" --expect-refuted)
+    set(_name "${base} (learner mistake ${_stem}): the graders fail it")
+    add_test(NAME "${_name}" COMMAND sh -c "\"$0\" && \"$1\"" $<TARGET_FILE:${base}-mistake-${_stem}>
+                                     $<TARGET_FILE:${base}-mistake-${_stem}-model>)
+    set_tests_properties("${_name}" PROPERTIES LABELS "solution;ch${nn}" TIMEOUT ${HANDOFF_TEST_TIMEOUT} WILL_FAIL TRUE)
   endforeach()
 
   # Correct answers in other styles: the model must hold, and the C++ tests must pass.
@@ -76,10 +87,7 @@ function(add_exercise_model nn slug)
     _exercise_model_target(${base}-alternative-${_stem}-model ${f})
     _exercise_model_test("${base} (correct alternative ${_stem}): the model holds" ${base}-alternative-${_stem}-model
                          "solution;ch${nn}")
-    add_executable(${base}-alternative-${_stem} ${f})
-    target_link_libraries(${base}-alternative-${_stem} PRIVATE ${base}-shared handoff handoff_testkit handoff_catch_main)
-    target_include_directories(${base}-alternative-${_stem} PRIVATE ${dir})
-    handoff_test_defaults(${base}-alternative-${_stem})
+    _exercise_tests_target(${base}-alternative-${_stem} ${f})
     add_test(NAME "${base} (correct alternative ${_stem}): the tests pass it" COMMAND ${base}-alternative-${_stem})
     set_tests_properties("${base} (correct alternative ${_stem}): the tests pass it" PROPERTIES
       LABELS "solution;ch${nn}" TIMEOUT ${HANDOFF_TEST_TIMEOUT})
