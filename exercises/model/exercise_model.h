@@ -55,6 +55,8 @@ inline void expect(bool ok, const char* lesson) {
 struct Verdicts {
   const char* deadlock;  ///< in the wake exercises: a thread asleep for good, a lost wake
   const char* livelock;
+  const char* data_race = "a data race: a plain variable read and written by two threads with no "
+                          "happens-before between them.";
 };
 
 /// How a model is searched.
@@ -101,6 +103,8 @@ int run(int argc, char** argv, const char* exercise, Search search, Verdicts ver
     lesson = failed_lesson();
   } else if (p.test_result == rl::test_result_livelock) {
     lesson = verdicts.livelock;
+  } else if (p.test_result == rl::test_result_data_race) {
+    lesson = verdicts.data_race;
   } else if (p.test_result == rl::test_result_deadlock) {
     lesson = verdicts.deadlock;
   } else {
@@ -122,7 +126,7 @@ int run(int argc, char** argv, const char* exercise, Search search, Verdicts ver
   std::printf("%s: FAILED at execution %llu: %s\n", exercise, static_cast<unsigned long long>(p.stop_iteration),
               lesson.c_str());
   if (expect_refuted && failed_lesson() == nullptr && p.test_result != rl::test_result_livelock &&
-      p.test_result != rl::test_result_deadlock) {
+      p.test_result != rl::test_result_deadlock && p.test_result != rl::test_result_data_race) {
     std::printf("%s: refuted, but not by one of the model's checks\n", exercise);
     return 1;
   }
