@@ -24,7 +24,7 @@ import re
 import sys
 
 KEYWORDS = {"STARTER", "SOLUTION", "TESTS", "TSAN", "STAGE", "MODEL", "MUTANTS", "RACE_MUTANTS", "MODEL_MUTANTS",
-            "LEARNER"}
+            "LEARNER", "TESTS_CATCH"}
 MUTANT_KEYS = {"MUTANTS", "RACE_MUTANTS", "MODEL_MUTANTS"}
 
 

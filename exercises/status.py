@@ -38,7 +38,7 @@ def verdict(rc: int, out: str) -> str:
         return "the model finds a counterexample"
     refuted = re.search(r"^ex-[\w-]+ \(model\): FAILED at execution \d+: (.*)$", out, re.M)
     if refuted:
-        return f"the C++ memory model refutes it ({refuted.group(1).split(':')[0]})"
+        return f"the C++ memory model refutes it ({re.split(r'[.:]', refuted.group(1))[0]})"
     found = []
     totals = re.search(r"^test cases:\s*(\d+)\s*\|.*?(\d+) failed", out, re.M)
     if totals:

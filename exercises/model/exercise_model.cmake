@@ -2,14 +2,15 @@
 # An exercise's model (model/<name>_model.cpp, exercises/model/exercise_model.h) is compiled
 # once per file it grades, with that file as EXERCISE_LEARNER_FILE, on Relacy's atomics: the
 # learner's starter, the solution and its mutants, and the exercise's corpus of a learner's
-# mistakes (mistakes/*.cpp: the C++ tests and the model together must fail each) and correct
+# mistakes (mistakes/*.cpp: each must fail, by the grader that catches it) and correct
 # alternatives (alternatives/*.cpp: each must pass both). As code/models/, built and run in the
 # release build only: a sanitizer cannot follow Relacy's fibers and adds nothing to its search.
 #
 # add_exercise_model(<NN> <slug> MODEL <model.cpp> LEARNER <file name in starter/ and solution/>
-#                    [MUTANTS <NAME>...])        (each -D<NAME> on the solution's file)
+#                    [MUTANTS <NAME>...]         (each -D<NAME> on the solution's file)
+#                    [TESTS_CATCH <stem>...])    (mistakes/<stem>.cpp the C++ tests fail, not the model)
 function(add_exercise_model nn slug)
-  cmake_parse_arguments(ARG "" "MODEL;LEARNER" "MUTANTS" ${ARGN})
+  cmake_parse_arguments(ARG "" "MODEL;LEARNER" "MUTANTS;TESTS_CATCH" ${ARGN})
   if(HANDOFF_SANITIZE)
     return()
   endif()
@@ -66,17 +67,24 @@ function(add_exercise_model nn slug)
     handoff_test_defaults(${target})
   endfunction()
 
-  # A learner's mistakes: the graders must fail each (the model first: it is the quicker).
+  # A learner's mistakes: each must fail the grader that catches it. Those named after
+  # TESTS_CATCH fail the C++ tests (WILL_FAIL); every other one must be refuted by one of the
+  # model's checks (--expect-refuted), so that a mistake never passes by the wrong grader's
+  # crash, and each mistake is built once.
   file(GLOB _mistakes CONFIGURE_DEPENDS ${dir}/mistakes/*.cpp)
   foreach(f ${_mistakes})
     get_filename_component(_stem ${f} NAME_WE)
     string(REPLACE "_" "-" _stem ${_stem})
-    _exercise_tests_target(${base}-mistake-${_stem} ${f})
-    _exercise_model_target(${base}-mistake-${_stem}-model ${f})
-    set(_name "${base} (learner mistake ${_stem}): the graders fail it")
-    add_test(NAME "${_name}" COMMAND sh -c "\"$0\" && \"$1\"" $<TARGET_FILE:${base}-mistake-${_stem}-model>
-                                     $<TARGET_FILE:${base}-mistake-${_stem}>)
-    set_tests_properties("${_name}" PROPERTIES LABELS "solution;ch${nn}" TIMEOUT ${HANDOFF_TEST_TIMEOUT} WILL_FAIL TRUE)
+    if(_stem IN_LIST ARG_TESTS_CATCH)
+      _exercise_tests_target(${base}-mistake-${_stem} ${f})
+      set(_name "${base} (learner mistake ${_stem}): the tests fail it")
+      add_test(NAME "${_name}" COMMAND ${base}-mistake-${_stem})
+      set_tests_properties("${_name}" PROPERTIES LABELS "solution;ch${nn}" TIMEOUT ${HANDOFF_TEST_TIMEOUT} WILL_FAIL TRUE)
+    else()
+      _exercise_model_target(${base}-mistake-${_stem}-model ${f})
+      _exercise_model_test("${base} (learner mistake ${_stem}): the model fails it" ${base}-mistake-${_stem}-model
+                           "solution;ch${nn}" --expect-refuted)
+    endif()
   endforeach()
 
   # Correct answers in other styles: the model must hold, and the C++ tests must pass.
