@@ -23,8 +23,10 @@ void Lane::submit(int job) {
   }
   // Push, then read the word: a store then a load, ordered only by a seq_cst fence. Pairs
   // with the fence in park() between announcing and re-checking.
+#if !defined(SUBMIT_WITHOUT_FENCE)  // the model's negative control on this side (CMakeLists.txt)
   // This fence: mfence on x86-64 (GCC emits lock or $0,(%rsp)), dmb ish on AArch64.
   std::atomic_thread_fence(std::memory_order_seq_cst);
+#endif
   wake_one_if_parked(Waker::submit);
 }
 
@@ -77,8 +79,10 @@ std::optional<int> Lane::take(std::chrono::milliseconds limit) {
 std::optional<int> Lane::park(std::chrono::milliseconds limit) {
   wait_word_.fetch_add(kOneParked, std::memory_order_relaxed);  // announce
   // The announcement must be visible before the re-check: pairs with submit()'s fence.
+#if !defined(PARK_WITHOUT_FENCE)  // the model's negative control of the park (CMakeLists.txt)
   // This fence: mfence on x86-64 (GCC emits lock or $0,(%rsp)), dmb ish on AArch64.
   std::atomic_thread_fence(std::memory_order_seq_cst);
+#endif
   int job;
   if (ring_.try_pop(job)) {
     wait_word_.fetch_sub(kOneParked, std::memory_order_relaxed);
