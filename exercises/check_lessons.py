@@ -9,7 +9,8 @@ each exercises/NN-slug/ it reads
   * README.md's section "## Lessons and mutants": one "### Lesson: ..." heading per lesson
     (or a "**Lesson: ...**" line, where the section is folded in a <details> block, which a
     heading cannot sit in), and under it one "- mutant `NAME`" line per mutant that grades it;
-  * CMakeLists.txt's add_exercise(): the names after MUTANTS, RACE_MUTANTS, MODEL_MUTANTS;
+  * CMakeLists.txt's add_exercise(): the names after MUTANTS, RACE_MUTANTS, MODEL_MUTANTS,
+    and add_exercise_model()'s (exercises/model/exercise_model.cmake) after MUTANTS;
 
 and fails when a lesson has no mutant, a README names a mutant the build does not make, or
 the build makes a mutant no lesson names. An exercise whose README has no such section
@@ -23,22 +24,22 @@ import pathlib
 import re
 import sys
 
-KEYWORDS = {"STARTER", "SOLUTION", "TESTS", "TSAN", "STAGE", "MODEL", "MUTANTS", "RACE_MUTANTS", "MODEL_MUTANTS"}
+KEYWORDS = {"STARTER", "SOLUTION", "TESTS", "TSAN", "STAGE", "MODEL", "MUTANTS", "RACE_MUTANTS", "MODEL_MUTANTS",
+            "LEARNER", "TESTS_CATCH"}
 MUTANT_KEYS = {"MUTANTS", "RACE_MUTANTS", "MODEL_MUTANTS"}
 
 
 def built_mutants(cmake: str) -> set:
-    """The mutant names in add_exercise(...), comments stripped."""
+    """The mutant names in add_exercise(...) and add_exercise_model(...), comments stripped."""
     text = "\n".join(line.split("#", 1)[0] for line in cmake.splitlines())
-    m = re.search(r"add_exercise\s*\(([^)]*)\)", text)
-    if not m:
-        return set()
-    names, key = set(), None
-    for token in m.group(1).split():
-        if token in KEYWORDS:
-            key = token
-        elif key in MUTANT_KEYS:
-            names.add(token)
+    names = set()
+    for m in re.finditer(r"add_exercise(?:_model)?\s*\(([^)]*)\)", text):
+        key = None
+        for token in m.group(1).split():
+            if token in KEYWORDS:
+                key = token
+            elif key in MUTANT_KEYS:
+                names.add(token)
     return names
 
 

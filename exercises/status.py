@@ -36,6 +36,9 @@ def verdict(rc: int, out: str) -> str:
         return ""
     if "spin found a counterexample" in out:
         return "the model finds a counterexample"
+    refuted = re.search(r"^ex-[\w-]+ \(model\): FAILED at execution \d+: (.*)$", out, re.M)
+    if refuted:
+        return f"the C++ memory model refutes it ({re.split(r'[.:]', refuted.group(1))[0]})"
     found = []
     totals = re.search(r"^test cases:\s*(\d+)\s*\|.*?(\d+) failed", out, re.M)
     if totals:

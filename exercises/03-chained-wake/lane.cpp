@@ -1,10 +1,6 @@
 // exercises/03-chained-wake: the parts of the lane that are given. Read them first.
 #include "lane.h"
 
-#include <poll.h>
-#include <sys/eventfd.h>
-#include <unistd.h>
-
 namespace exercise {
 
 namespace {
@@ -14,7 +10,7 @@ int parked_of(std::uint64_t word) { return static_cast<int>(word >> 32); }
 int wakes_of(std::uint64_t word) { return static_cast<int>(word & 0xffff'ffffU); }
 }  // namespace
 
-Lane::Lane(Hooks hooks) : wake_(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK | EFD_SEMAPHORE)), hooks_(std::move(hooks)) {}
+Lane::Lane(Hooks hooks) : hooks_(std::move(hooks)) {}
 
 // relaxed (all four): snapshots for tests, ordered by nothing.
 int Lane::parked() const noexcept { return parked_of(wait_word_.load(std::memory_order_relaxed)); }
@@ -27,8 +23,10 @@ void Lane::submit(int job) {
   }
   // Push, then read the word: a store then a load, ordered only by a seq_cst fence. Pairs
   // with the fence in park() between announcing and re-checking.
+#if !defined(SUBMIT_WITHOUT_FENCE)  // the model's negative control on this side (CMakeLists.txt)
   // This fence: mfence on x86-64 (GCC emits lock or $0,(%rsp)), dmb ish on AArch64.
   std::atomic_thread_fence(std::memory_order_seq_cst);
+#endif
   wake_one_if_parked(Waker::submit);
 }
 
@@ -40,19 +38,18 @@ void Lane::wake_one_if_parked(Waker waker) {
     if (wait_word_.compare_exchange_weak(word, word + kOneWake, std::memory_order_relaxed)) {
       // relaxed: a count for tests.
       if (waker == Waker::chain) chained_wakes_.fetch_add(1, std::memory_order_relaxed);
-      const std::uint64_t one = 1;
-      [[maybe_unused]] auto n = ::write(wake_.get(), &one, sizeof one);
+      wake_.poke();
       return;
     }
   }
 }
 
 void Lane::poll_lane() {
-  std::uint64_t n;
-  while (::read(wake_.get(), &n, sizeof n) == static_cast<ssize_t>(sizeof n)) {
+  while (wake_.try_take()) {
     // A poke sent for a parked taker, taken by this one, which is awake: its credit comes
     // back, and the taker it was sent for is not told. relaxed: a count for tests, and the
-    // word orders no data.
+    // word orders no data. (A store, then this taker's pop and its pass_wake_on load the
+    // ring: see pass_wake_on.)
     pokes_eaten_.fetch_add(1, std::memory_order_relaxed);
     wait_word_.fetch_sub(kOneWake, std::memory_order_relaxed);
   }
@@ -82,20 +79,17 @@ std::optional<int> Lane::take(std::chrono::milliseconds limit) {
 std::optional<int> Lane::park(std::chrono::milliseconds limit) {
   wait_word_.fetch_add(kOneParked, std::memory_order_relaxed);  // announce
   // The announcement must be visible before the re-check: pairs with submit()'s fence.
+#if !defined(PARK_WITHOUT_FENCE)  // the model's negative control of the park (CMakeLists.txt)
   // This fence: mfence on x86-64 (GCC emits lock or $0,(%rsp)), dmb ish on AArch64.
   std::atomic_thread_fence(std::memory_order_seq_cst);
+#endif
   int job;
   if (ring_.try_pop(job)) {
     wait_word_.fetch_sub(kOneParked, std::memory_order_relaxed);
     return job;
   }
   if (hooks_.before_block) hooks_.before_block();
-  pollfd p{wake_.get(), POLLIN, 0};
-  bool poked = false;
-  if (::poll(&p, 1, static_cast<int>(limit.count())) > 0) {
-    std::uint64_t n;
-    poked = ::read(wake_.get(), &n, sizeof n) == static_cast<ssize_t>(sizeof n);  // a sibling may read it first
-  }
+  const bool poked = wake_.wait(limit);  // false: timed out, or a sibling read the poke first
   // Leave the parked count and give the credit back in one step (chapter 02's second lost
   // wake was these two apart).
   wait_word_.fetch_sub(kOneParked + (poked ? kOneWake : 0), std::memory_order_relaxed);

@@ -1,19 +1,32 @@
 // exercises/03-chained-wake: two takers on one lane with ONE shared wake socket.
 #pragma once
 
-#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <functional>
 #include <optional>
 
-#include "net/fd.h"
 #include "sync/mpmc_ring.h"
+
+// The seam. The tests build the lane on the standard atomics (sync/atomics.h) and an eventfd
+// (wake.h); the grader's model (model/lane_model.cpp) builds lane.cpp and your
+// pass_wake_on.cpp once more on Relacy's atomics and a counted semaphore: it defines
+// EXERCISE_MODEL_SEAM and its own exercise::Atoms and exercise::Wake before it includes this
+// header. Write a fence as std::atomic_thread_fence(...): the model sees it.
+#ifndef EXERCISE_MODEL_SEAM
+#include "sync/atomics.h"
+#include "wake.h"
+namespace exercise {
+using Atoms = handoff::sync::StdAtomics;
+using Wake = SemaphoreWake;
+}  // namespace exercise
+#endif
 
 namespace exercise {
 
-/// Jobs are ints in a ring. Takers that find the ring empty park on one eventfd that all of
-/// them share (in semaphore mode: one read takes one poke, as one recv takes one datagram).
+/// Jobs are ints in a ring. Takers that find the ring empty park on one wake that all of
+/// them share (an eventfd in semaphore mode: one read takes one poke, as one recv takes one
+/// datagram).
 /// The counts live in one word: threads parked in the high half, pokes sent and not yet
 /// taken (wakes in flight) in the low half. submit() pokes only while the parked threads
 /// outnumber the wakes in flight, so a poke is a credit for one parked thread.
@@ -49,6 +62,7 @@ class Lane {
   std::uint64_t chained_wakes() const noexcept;  ///< pokes sent by pass_wake_on
 
  private:
+  friend struct LaneModel;  // the grader's model reads the ring and the word when its threads end
   enum class Waker { submit, chain };
   /// Poke the socket once if the parked threads outnumber the wakes in flight.
   void wake_one_if_parked(Waker waker);
@@ -56,14 +70,15 @@ class Lane {
   void poll_lane();
   /// Announce, fence, re-check, block. A job if the re-check found one.
   std::optional<int> park(std::chrono::milliseconds limit);
-  /// THE EXERCISE (starter/, solution/): called by a taker that has just taken a job.
+  /// THE EXERCISE (starter/, solution/): called by a taker that has just taken a job. Its
+  /// poll_lane() may have given a stolen credit back just before its pop.
   void pass_wake_on();
 
-  handoff::sync::MpmcRing<int> ring_{64};
-  std::atomic<std::uint64_t> wait_word_{0};  // parked (high half), wakes in flight (low half)
-  handoff::net::Fd wake_;                    // the shared eventfd (semaphore mode)
+  handoff::sync::MpmcRing<int, Atoms> ring_{8};
+  Atoms::atomic<std::uint64_t> wait_word_{0};  // parked (high half), wakes in flight (low half)
+  Wake wake_;                                  // the shared wake
   Hooks hooks_;
-  std::atomic<std::uint64_t> pokes_eaten_{0}, chained_wakes_{0};
+  Atoms::atomic<std::uint64_t> pokes_eaten_{0}, chained_wakes_{0};
 };
 
 }  // namespace exercise

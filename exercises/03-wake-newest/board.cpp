@@ -1,17 +1,12 @@
 // exercises/03-wake-newest: the thread's side of the board, given. Read it first.
 #include "board.h"
 
-#include <linux/futex.h>
-#include <sys/syscall.h>
-#include <time.h>
-#include <unistd.h>
-
 namespace exercise {
 
 Board::Board(int threads, Hooks hooks)
     : threads_(threads),
       hooks_(std::move(hooks)),
-      words_(std::make_unique<std::atomic<std::uint32_t>[]>(static_cast<std::size_t>(threads))) {}
+      words_(std::make_unique<Atoms::atomic<std::uint32_t>[]>(static_cast<std::size_t>(threads))) {}
 
 std::uint32_t Board::announce(int i) {
   // relaxed: a ticket ranks parks for the waker's choice; it orders nothing. (Tickets use
@@ -47,11 +42,8 @@ bool Board::sleep(int i, std::uint32_t ticket, std::chrono::milliseconds limit) 
   while (words_[i].load(std::memory_order_acquire) == parked) {
     const auto left = deadline - std::chrono::steady_clock::now();
     if (left <= std::chrono::nanoseconds::zero()) return !cancel(i, ticket);  // time's up: leave by ourselves
-    const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(left).count();
-    timespec ts{static_cast<time_t>(ns / 1'000'000'000), static_cast<long>(ns % 1'000'000'000)};
     // Sleeps only while the word still says PARKED(ticket) when the kernel looks.
-    ::syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(&words_[i]), FUTEX_WAIT_PRIVATE, parked, &ts, nullptr,
-              0);  // NOLINT(cppcoreguidelines-pro-type-reinterpret-cast)
+    futex_.wait(words_[i], parked, std::chrono::duration_cast<std::chrono::nanoseconds>(left));
   }
   words_[i].store(kRunning, std::memory_order_relaxed);  // off WOKEN: only this thread leaves it
   return true;
@@ -65,10 +57,7 @@ bool Board::parked_ticket(int i, std::uint32_t& ticket) const noexcept {
   return true;
 }
 
-void Board::nudge(int i) noexcept {
-  ::syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(&words_[i]), FUTEX_WAKE_PRIVATE, 1, nullptr, nullptr,
-            0);  // NOLINT(cppcoreguidelines-pro-type-reinterpret-cast)
-}
+void Board::nudge(int i) noexcept { futex_.wake(words_[i]); }
 
 // relaxed (both): snapshots for tests, ordered by nothing.
 int Board::parked() const noexcept { return parked_.load(std::memory_order_relaxed); }

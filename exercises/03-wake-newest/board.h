@@ -1,11 +1,23 @@
 // exercises/03-wake-newest: per-thread state words and a parked count; the waker to write.
 #pragma once
 
-#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
+
+// The seam. The tests build the board on the standard atomics (sync/atomics.h) and the
+// kernel's futex (futex.h); the grader's model (model/board_model.cpp) builds board.cpp and
+// your wake_newest.cpp once more on Relacy's atomics and a modelled futex: it defines
+// EXERCISE_MODEL_SEAM and its own exercise::Atoms and exercise::Futex before it includes
+// this header.
+#ifndef EXERCISE_MODEL_SEAM
+#include "futex.h"
+#include "sync/atomics.h"
+namespace exercise {
+using Atoms = handoff::sync::StdAtomics;
+}  // namespace exercise
+#endif
 
 namespace exercise {
 
@@ -54,6 +66,7 @@ class Board {
   int threads() const noexcept { return threads_; }
 
  private:
+  friend struct BoardModel;  // the grader's model reads the words and the count when its threads end
   static constexpr std::uint32_t parked_word(std::uint32_t ticket) noexcept {
     return (ticket << 2) | static_cast<std::uint32_t>(Kind::parked);
   }
@@ -66,9 +79,10 @@ class Board {
 
   const int threads_;
   Hooks hooks_;
-  std::unique_ptr<std::atomic<std::uint32_t>[]> words_;  // one per thread
-  std::atomic<int> parked_{0};
-  std::atomic<std::uint32_t> tickets_{0};
+  std::unique_ptr<Atoms::atomic<std::uint32_t>[]> words_;  // one per thread
+  Atoms::atomic<int> parked_{0};
+  Atoms::atomic<std::uint32_t> tickets_{0};
+  Futex futex_;
 };
 
 }  // namespace exercise

@@ -1,7 +1,4 @@
 // exercises/02-lost-wake/starter: compiles, parks, and sometimes sleeps through a wake.
-#include <poll.h>
-#include <unistd.h>
-
 #include "lane.h"
 
 namespace exercise {
@@ -11,10 +8,7 @@ std::optional<int> Lane::park(std::chrono::milliseconds limit, bool& timed_out) 
   if (ring_.try_pop(job)) return job;  // re-check the ring
   if (between_steps_) between_steps_();
   parked_.fetch_add(1, std::memory_order_seq_cst);  // announce
-  pollfd p{wake_.get(), POLLIN, 0};
-  timed_out = ::poll(&p, 1, static_cast<int>(limit.count())) == 0;  // block
-  std::uint64_t n;
-  [[maybe_unused]] auto r = ::read(wake_.get(), &n, sizeof n);
+  timed_out = !wake_.wait(limit);                   // block
   parked_.fetch_sub(1, std::memory_order_relaxed);
   return std::nullopt;
 }

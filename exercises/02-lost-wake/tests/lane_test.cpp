@@ -33,7 +33,9 @@ TEST_CASE("lane: a job submitted while the taker is between its park steps is ta
   auto taker = std::async(std::launch::async, [&lane] { return lane.take(1500ms); });
   {
     std::unique_lock lock(w.mu);
-    REQUIRE(w.cv.wait_for(lock, 5s, [&w] { return w.inside; }));
+    if (!w.cv.wait_for(lock, 5s, [&w] { return w.inside; })) {
+      FAIL("the park never called between_steps_() (the test's hook): call it between its two steps");
+    }
   }
   lane.submit(42);  // exactly inside the window
   {

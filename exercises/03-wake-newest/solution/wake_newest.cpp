@@ -7,8 +7,9 @@ namespace exercise {
 // The negative controls (CMakeLists.txt, MUTANTS) build this file again with one part of
 // the answer taken out, as a learner might: the CAS made a plain store (the wake then
 // cannot see that the thread cancelled), a lost CAS giving up instead of choosing again,
-// or the CAS made relaxed (x86 runs it the same; the tests under ThreadSanitizer see that
-// nothing orders what the waker wrote before the wake with what the woken thread reads).
+// the CAS made relaxed (x86 runs it the same; the model sees that nothing orders what the
+// waker wrote before the wake with what the woken thread reads), or the futex wake sent
+// before the CAS.
 bool Board::wake_newest() {
   for (;;) {
     int best = -1;
@@ -22,6 +23,9 @@ bool Board::wake_newest() {
     }
     if (best < 0) return false;
     if (hooks_.after_choice) hooks_.after_choice(best);
+#if defined(WAKE_NUDGE_FIRST)
+    nudge(best);  // mutant: the wake before the word changes; a sleeper that has not looked yet sleeps on
+#endif
 #if defined(WAKE_PLAIN_STORE)
     words_[best].store(kWoken, std::memory_order_release);
     const bool won = true;
@@ -43,7 +47,9 @@ bool Board::wake_newest() {
       // The CAS made us the owner of the thread's way out of PARKED: lower its count, once.
       // relaxed: the CAS's acquire ordered the thread's increment before it.
       parked_.fetch_sub(1, std::memory_order_relaxed);
-      nudge(best);
+#if !defined(WAKE_NUDGE_FIRST)
+      nudge(best);  // after the CAS: the futex wait compares the word, so this wake is not lost
+#endif
       return true;
     }
 #if defined(WAKE_WITHOUT_RETRY)

@@ -82,9 +82,10 @@ TEST_CASE("board: a thread that cancels and parks again between the choice and t
   CHECK(board.parked() == 1);
 }
 
-// Graded under ThreadSanitizer (CMakeLists.txt, TSAN): on x86 a relaxed CAS is the same
+// A second opinion under ThreadSanitizer (the tsan preset): on x86 a relaxed CAS is the same
 // locked instruction, so only a checker of the C++ memory model sees that nothing orders
-// the two plain variables below. Every flag the test itself polls is relaxed, so the
+// the two plain variables below; the grader of that ordering is the model
+// (model/board_model.cpp), since ThreadSanitizer does not follow standalone fences. Every flag the test itself polls is relaxed, so the
 // waker's CAS and the thread's acquire load in sleep() are the only edges between them.
 TEST_CASE("board: the waker's CAS is an edge both ways: the woken thread reads what the waker wrote, the waker what the "
           "thread wrote before it parked",

@@ -1,0 +1,88 @@
+// exercises/02-try-pop/model: the grader's model, your try_pop under the C++ memory model.
+// Role: build word_ring_push.cpp and the learner's pop (EXERCISE_LEARNER_FILE) on Relacy's
+// atomics, with each cell's value a Relacy variable (a read or write of it that no
+// happens-before orders against another thread's write is a data race), and run two threads
+// that each push, pop, push and pop on a ring of two cells, so that the second lap reuses the
+// cells the first lap's pops gave back. Every word pushed must come out once, and no value
+// may be read or overwritten unordered. The random scheduler runs a fixed set of executions,
+// each chosen from its number, so a verdict never depends on the machine.
+//
+//   ex-02-try-pop-<variant>-model [--expect-refuted]
+#include "models/relacy_atomics.h"
+// (first: see relacy_atomics.h)
+#include <cstdint>
+#include <memory>
+#include <stdexcept>
+
+// After the library's headers: from here on std::atomic_thread_fence is Relacy's.
+#include "exercise_model.h"
+
+#define EXERCISE_MODEL_SEAM
+namespace exercise {
+using Atoms = handoff::models::RelacyAtomics;
+
+/// A cell's value as Relacy sees it: each read and write is checked against the
+/// happens-before order the atomics built.
+template <class T>
+class Plain {
+ public:
+  Plain(T value = T()) : v_(value) {}
+  operator T() const { return v_($); }
+  Plain& operator=(T value) {
+    v_($) = value;
+    return *this;
+  }
+
+ private:
+  rl::var<T> v_;
+};
+}  // namespace exercise
+
+#include "word_ring.h"
+#include "word_ring_push.cpp"
+#include EXERCISE_LEARNER_FILE
+
+namespace exercise {
+
+/// Threads 0 and 1 each push a word, pop one, push another and pop one: four words in, at
+/// most two in the ring at once, and the second lap in cells the first lap freed.
+struct WordRingModel : rl::test_suite<WordRingModel, 2> {
+  WordRing ring{2};
+  std::uint64_t got[2][2] = {};  // each thread's pops, read in after() only
+
+  void thread(unsigned id) {
+    for (unsigned round = 0; round < 2; ++round) {
+      // Either may fail for a moment: a push finds a cell a pop has claimed and not yet
+      // given back, a pop finds one a push has claimed and not yet published. A thread that
+      // waits for ever is Relacy's livelock.
+      while (!ring.try_push(1 + id + 2 * round)) rl::yield(1, $);  // words 1..4
+      std::uint64_t v = 0;
+      while (!ring.try_pop(v)) rl::yield(1, $);
+      got[id][round] = v;
+    }
+  }
+
+  void after() {
+    bool seen[5] = {};
+    for (auto& t : got) {
+      for (std::uint64_t v : t) {
+        model::expect(v >= 1 && v <= 4 && !seen[v],
+                      "a word came out twice, or a word came out that was never pushed: two consumers took "
+                      "one cell, or a consumer took a cell before its word was published.");
+        seen[v] = true;
+      }
+    }
+  }
+};
+
+}  // namespace exercise
+
+int main(int argc, char** argv) {
+  return exercise::model::run<exercise::WordRingModel>(
+      argc, argv, "ex-02-try-pop (model)", {rl::sched_random, 200'000},
+      {.deadlock = "every thread waits on another: a deadlock.",
+       .livelock = "a thread spins for ever: a pop that claimed a cell waits on a word nobody will publish.",
+       .data_race = "a data race on a cell's value: the pop read the word without an acquire that pairs with "
+                    "the push's release of the cell's sequence, or gave the cell back without a release that "
+                    "orders its read before the next lap's push overwrites it."});
+}

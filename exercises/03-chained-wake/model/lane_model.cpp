@@ -1,0 +1,103 @@
+// exercises/03-chained-wake/model: the grader's model, your pass_wake_on under the C++
+// memory model.
+// Role: build lane.cpp and the learner's pass_wake_on.cpp (EXERCISE_LEARNER_FILE) on Relacy's
+// atomics and a counted semaphore, run two takers against a submitter of two jobs, and search
+// the interleavings and the values each load may read (exercises/model/exercise_model.h).
+// Chapter 03's stolen credit is one of them: B parks, the poke for the first job is eaten by
+// A's look at the socket, A pops that job and looks at the ring while the second job is
+// pushed. Each taker must come back with one of the two jobs; a taker asleep for good
+// (Relacy's deadlock) is the lost wake. x86 cannot show the fence-less pass-on losing it;
+// this model does, as the library's ring pool model does (code/models/ring_pool_model.cpp).
+//
+// Three threads are too many for Relacy's full search in CI's time; the random scheduler
+// runs 200,000 executions, each chosen from its number, so a verdict never depends on the
+// machine (the fence-less pass-on is refuted within about 1,500).
+//
+//   ex-03-chained-wake-<variant>-model [--expect-refuted]
+#include "models/relacy_atomics.h"
+// (first: see relacy_atomics.h)
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <optional>
+
+#include "sync/mpmc_ring.h"
+// After the library's headers: from here on std::atomic_thread_fence is Relacy's.
+#include "exercise_model.h"
+
+#define EXERCISE_MODEL_SEAM
+namespace exercise {
+using Atoms = handoff::models::RelacyAtomics;
+
+/// The shared eventfd in semaphore mode, under Relacy's own mutex and condition variable
+/// (the kernel's lock around a write and a read orders them, and no more: a lock's acquire
+/// and release are not a fence). wait() sleeps until a poke is there and takes one.
+class Wake {
+ public:
+  void poke() {
+    mu_.lock($);
+    ++pokes_;
+    ready_.notify_all($);
+    mu_.unlock($);
+  }
+  bool try_take() {
+    mu_.lock($);
+    const bool took = pokes_ > 0;
+    if (took) --pokes_;
+    mu_.unlock($);
+    return took;
+  }
+  bool wait(std::chrono::milliseconds) {
+    mu_.lock($);
+    while (pokes_ == 0) ready_.wait(mu_, $);
+    --pokes_;
+    mu_.unlock($);
+    return true;
+  }
+
+ private:
+  rl::mutex mu_;
+  rl::condition_variable ready_;
+  int pokes_ = 0;  // guarded by mu_
+};
+}  // namespace exercise
+
+#include "lane.h"
+#include "lane.cpp"
+#include EXERCISE_LEARNER_FILE
+
+namespace exercise {
+
+constexpr const char* kLostWake =
+    "a taker is asleep with a job in the ring and no wake coming. Either the awake taker that ate the "
+    "poke meant for it passed no wake on though work was left, or it gave the stolen credit back and "
+    "looked at the ring with no seq_cst fence between the two, so submit read the credit still out (no "
+    "poke) while that look missed its push (no chained wake): coherence orders the word, not the ring.";
+
+/// The submitter (thread 0) submits two jobs; takers A (1) and B (2) take one each.
+struct LaneModel : rl::test_suite<LaneModel, 3> {
+  Lane lane;
+  std::optional<int> taken[3];  // each taker's, read in after() only
+
+  void thread(unsigned id) {
+    if (id == 0) {
+      lane.submit(1);
+      lane.submit(2);
+    } else {
+      taken[id] = lane.take(std::chrono::hours(1));
+    }
+  }
+
+  void after() {
+    model::expect(taken[1] && taken[2] && *taken[1] + *taken[2] == 3,
+                  "a taker came back without a job, or two came back with the same one.");
+  }
+};
+
+}  // namespace exercise
+
+int main(int argc, char** argv) {
+  return exercise::model::run<exercise::LaneModel>(
+      argc, argv, "ex-03-chained-wake (model)", {rl::sched_random, 200'000},
+      {.deadlock = exercise::kLostWake, .livelock = "a thread spins for ever: it never gives up the processor."});
+}
