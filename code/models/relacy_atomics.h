@@ -18,9 +18,12 @@
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
+#include <cstdint>
 #include <source_location>
 #include <sstream>
+#include <string>
 #include <string_view>
+#include <thread>  // before Relacy, whose sem_* macros would rewrite what <thread> includes
 
 #include <relacy/relacy.hpp>
 
@@ -101,11 +104,50 @@ struct RelacyAtomics {
       return a_.compare_exchange_strong(expected, desired, to_rl(success), where(at), to_rl(failure), where(at));
     }
 
+    /// FUTEX_WAIT on this word (RelacyAtomics::futex_wait says how it is modelled).
+    void futex_wait(T expected, bool timed, here at) {
+      rl::context& c = rl::ctx();
+      c.sched();
+      c.atomic_thread_fence_seq_cst();
+      T now;
+      {
+        rl::preemption_disabler no_switch(c);
+        now = a_.load(rl::mo_acquire, where(at));
+      }
+      if (now != expected) return;  // EWOULDBLOCK
+      a_.wait(c, timed, false, where(at));
+    }
+    /// FUTEX_WAKE of one sleeper on this word.
+    void futex_wake_one(here at) {
+      rl::context& c = rl::ctx();
+      c.sched();
+      c.atomic_thread_fence_seq_cst();
+      a_.wake(c, 1, where(at));
+    }
+
    private:
     mutable rl::atomic<T> a_;
   };
 
   static void fence(std::memory_order o, here at = here::current()) { rl::atomic_thread_fence(to_rl(o), where(at)); }
+
+  /// The futex, modelled as Relacy's own futex (relacy/stdlib/pthread.hpp) models it: a
+  /// FUTEX_WAIT is one step of the scheduler (no other thread runs inside it) made of a
+  /// seq_cst fence, a load of the word and, if the load returned `expected`, a block on
+  /// the word's wait set; a FUTEX_WAKE is a seq_cst fence and an unblock of one thread in
+  /// that set. The fences stand for the kernel's (futex(2)'s wait side takes the bucket
+  /// lock and then orders its read of the word after a full barrier; its wake side has the
+  /// matching barrier before it looks for waiters), so a waker that changed the word before
+  /// its FUTEX_WAKE either is seen by the wait's load or finds the waiter in the set. A
+  /// sleeper nobody wakes stays blocked, and when no thread can run Relacy reports a
+  /// deadlock: a lost wake refutes the model. Not searched: spurious returns (each only
+  /// repeats a caller's look, and they would make a full search endless); a wait with a
+  /// timeout may time out (Relacy's timed wait).
+  static void futex_wait(atomic<std::uint32_t>& word, std::uint32_t expected, std::int64_t timeout_ns,
+                         here at = here::current()) {
+    word.futex_wait(expected, timeout_ns > 0, at);
+  }
+  static void futex_wake_one(atomic<std::uint32_t>& word, here at = here::current()) { word.futex_wake_one(at); }
 
   /// Relacy's mutex: its lock and unlock are the acquire and release a checker follows
   /// (std::lock_guard calls them with the guard's line).
@@ -123,23 +165,55 @@ struct RelacyAtomics {
 struct SearchResult {
   bool refuted;                   ///< Relacy found an execution that breaks an assertion
   unsigned long long iterations;  ///< executions explored (full search: all of them, when not refuted)
+  std::string search = "full search";  ///< which search: full, to a context bound, or random
 };
 
+/// Runs one Relacy test with the given parameters (search type and size set by the caller)
+/// and names the search in the result. The history of a failing execution goes to stdout.
+template <class Test>
+SearchResult run_search(const char* name, rl::test_params p, std::string search) {
+  p.collect_history = std::getenv("HANDOFF_MODEL_HISTORY") != nullptr;
+  p.output_history = p.collect_history;
+  std::ostringstream progress;  // Relacy's percentages: not part of the report
+  p.progress_stream = &progress;
+  std::printf("-- %s (%s)\n", name, search.c_str());
+  std::fflush(stdout);
+  const bool ok = rl::simulate<Test>(p);
+  return {!ok, static_cast<unsigned long long>(p.stop_iteration), std::move(search)};
+}
+
 /// Runs one Relacy test with the full search (every interleaving, every value the memory
-/// model allows each load). The history of a failing execution goes to stdout.
+/// model allows each load).
 template <class Test>
 SearchResult full_search(const char* name) {
   rl::test_params p;
   p.search_type = rl::sched_full;
   p.iteration_count = 100'000'000;  // an upper bound; the full search ends when it has seen all
-  p.collect_history = std::getenv("HANDOFF_MODEL_HISTORY") != nullptr;
-  p.output_history = p.collect_history;
-  std::ostringstream progress;  // Relacy's percentages: not part of the report
-  p.progress_stream = &progress;
-  std::printf("-- %s\n", name);
-  std::fflush(stdout);
-  const bool ok = rl::simulate<Test>(p);
-  return {!ok, static_cast<unsigned long long>(p.stop_iteration)};
+  return run_search<Test>(name, p, "full search");
+}
+
+/// Runs one Relacy test exhaustively up to a context bound: every execution in which the
+/// scheduler preempts a runnable thread at most `bound` times (a switch forced by a thread
+/// blocking or ending is free), each with every value the memory model allows each load.
+/// For a model whose full search is too large for CTest's budget; most concurrency bugs
+/// need only a few preemptions (Musuvathi and Qadeer, "Iterative context bounding", 2007).
+template <class Test>
+SearchResult bounded_search(const char* name, unsigned bound) {
+  rl::test_params p;
+  p.search_type = rl::sched_bound;
+  p.context_bound = bound;
+  p.iteration_count = 100'000'000;  // an upper bound; the search ends when it has seen all
+  return run_search<Test>(name, p, "exhaustive to a context bound of " + std::to_string(bound));
+}
+
+/// Runs `iterations` random executions of one Relacy test (random schedules, random
+/// values among those each load may read): a sample, never a proof.
+template <class Test>
+SearchResult random_search(const char* name, unsigned long long iterations) {
+  rl::test_params p;
+  p.search_type = rl::sched_random;
+  p.iteration_count = iterations;
+  return run_search<Test>(name, p, "random search of " + std::to_string(iterations) + " executions");
 }
 
 /// One check of a model executable: a search, and whether it must find a failure.
@@ -160,10 +234,10 @@ int run_checks(int argc, char** argv, const Check (&checks)[N]) {
     ++ran;
     const SearchResult r = c.search();
     if (r.refuted) {
-      std::printf("%s: refuted at execution %llu%s\n", c.name, r.iterations,
+      std::printf("%s: refuted at execution %llu (%s)%s\n", c.name, r.iterations, r.search.c_str(),
                   c.must_refute ? " (a broken variant: as it must be)" : " (THE CORRECT VARIANT FAILED)");
     } else {
-      std::printf("%s: held over %llu executions (full search)%s\n", c.name, r.iterations,
+      std::printf("%s: held over %llu executions (%s)%s\n", c.name, r.iterations, r.search.c_str(),
                   c.must_refute ? " (A BROKEN VARIANT PASSED: the model does not see what it must)" : "");
     }
     if (r.refuted != c.must_refute) ++failures;

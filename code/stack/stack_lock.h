@@ -197,7 +197,7 @@ class StackLock {
   alignas(64) LockWord<> word_;
   // The hand-off token (its own line) and the deferred list's slots (the slot bitmap on its
   // own line): by value, no pointer between the lock and its steps.
-  LockSleeper sleeper_;
+  LockSleeper<> sleeper_;
   DeferredList deferred_;
   // Counters, on their own lines away from the word.
   alignas(64) std::atomic<std::uint64_t> locks_{0};
