@@ -161,11 +161,109 @@ struct RelacyAtomics {
   };
 };
 
+/// What a broken variant cuts from the product's code (CutAtomics).
+enum class Cut {
+  fence,    ///< a thread fence is skipped
+  release,  ///< a store's or read-modify-write's release half is dropped (release → relaxed, acq_rel → acquire)
+  acquire,  ///< a load's or read-modify-write's acquire half is dropped (acquire → relaxed, acq_rel → release)
+};
+
+/// Whether a cut was asked for and whether it applied, for the search's report
+/// (run_search): a broken variant whose cut never applied tests nothing.
+struct CutRecord {
+  bool in_use = false;             ///< an atomic or fence of a CutAtomics policy was used
+  unsigned long long applied = 0;  ///< operations the cut weakened or skipped
+};
+inline CutRecord cut_record;
+
+/// RelacyAtomics with ONE ordering removed from the product's code, selected by the
+/// function it stands in: `Where::cut` says what, `Where::function` names the function (its
+/// bare name, e.g. "claim_wake_after_push"). Every other operation is RelacyAtomics'. A
+/// broken variant made this way changes no line of the product: the cut falls on the very
+/// fence or order the chapter explains, alone, and the search must refute it. The cut
+/// records each time it applies; a variant whose cut never applied fails its check (the
+/// function was renamed or is never reached), so it cannot pass vacuously.
+template <class Where>
+struct CutAtomics {
+  using here = std::source_location;
+  static constexpr auto sc = std::memory_order_seq_cst;
+
+  /// True when `at` lies in the function the cut names.
+  static bool in_cut(const here& at) {
+    const std::string_view fn = at.function_name();
+    const std::string needle = std::string("::") + Where::function + "(";
+    cut_record.in_use = true;
+    return fn.find(needle) != std::string_view::npos;
+  }
+  static std::memory_order weaken(std::memory_order o, const here& at) {
+    std::memory_order w = o;
+    if (Where::cut == Cut::release) {
+      if (o == std::memory_order_release) w = std::memory_order_relaxed;
+      if (o == std::memory_order_acq_rel) w = std::memory_order_acquire;
+    } else if (Where::cut == Cut::acquire) {
+      if (o == std::memory_order_acquire || o == std::memory_order_consume) w = std::memory_order_relaxed;
+      if (o == std::memory_order_acq_rel) w = std::memory_order_release;
+    }
+    if (w == o || !in_cut(at)) return o;
+    ++cut_record.applied;
+    return w;
+  }
+
+  template <class T>
+  class atomic {
+   public:
+    atomic(T value = T(), here at = here::current()) : a_(value, at) { cut_record.in_use = true; }
+    atomic(const atomic&) = delete;
+    atomic& operator=(const atomic&) = delete;
+
+    T load(std::memory_order o = sc, here at = here::current()) const { return a_.load(weaken(o, at), at); }
+    void store(T v, std::memory_order o = sc, here at = here::current()) { a_.store(v, weaken(o, at), at); }
+    T exchange(T v, std::memory_order o = sc, here at = here::current()) { return a_.exchange(v, weaken(o, at), at); }
+    T fetch_add(T v, std::memory_order o = sc, here at = here::current()) { return a_.fetch_add(v, weaken(o, at), at); }
+    T fetch_sub(T v, std::memory_order o = sc, here at = here::current()) { return a_.fetch_sub(v, weaken(o, at), at); }
+    bool compare_exchange_weak(T& expected, T desired, std::memory_order o = sc, here at = here::current()) {
+      return a_.compare_exchange_weak(expected, desired, weaken(o, at), at);
+    }
+    bool compare_exchange_weak(T& expected, T desired, std::memory_order success, std::memory_order failure,
+                               here at = here::current()) {
+      return a_.compare_exchange_weak(expected, desired, weaken(success, at), weaken(failure, at), at);
+    }
+    bool compare_exchange_strong(T& expected, T desired, std::memory_order o = sc, here at = here::current()) {
+      return a_.compare_exchange_strong(expected, desired, weaken(o, at), at);
+    }
+    bool compare_exchange_strong(T& expected, T desired, std::memory_order success, std::memory_order failure,
+                                 here at = here::current()) {
+      return a_.compare_exchange_strong(expected, desired, weaken(success, at), weaken(failure, at), at);
+    }
+    RelacyAtomics::atomic<T>& relacy() { return a_; }
+
+   private:
+    RelacyAtomics::atomic<T> a_;
+  };
+
+  static void fence(std::memory_order o, here at = here::current()) {
+    if (Where::cut == Cut::fence && in_cut(at)) {
+      ++cut_record.applied;
+      return;
+    }
+    RelacyAtomics::fence(o, at);
+  }
+  using mutex = RelacyAtomics::mutex;
+  static void futex_wait(atomic<std::uint32_t>& word, std::uint32_t expected, std::int64_t timeout_ns,
+                         here at = here::current()) {
+    RelacyAtomics::futex_wait(word.relacy(), expected, timeout_ns, at);
+  }
+  static void futex_wake_one(atomic<std::uint32_t>& word, here at = here::current()) {
+    RelacyAtomics::futex_wake_one(word.relacy(), at);
+  }
+};
+
 /// The outcome of one search, for the model's report.
 struct SearchResult {
   bool refuted;                   ///< Relacy found an execution that breaks an assertion
   unsigned long long iterations;  ///< executions explored (full search: all of them, when not refuted)
   std::string search = "full search";  ///< which search: full, to a context bound, or random
+  bool cut_never_applied = false;       ///< a CutAtomics variant whose cut touched nothing
 };
 
 /// Runs one Relacy test with the given parameters (search type and size set by the caller)
@@ -178,8 +276,10 @@ SearchResult run_search(const char* name, rl::test_params p, std::string search)
   p.progress_stream = &progress;
   std::printf("-- %s (%s)\n", name, search.c_str());
   std::fflush(stdout);
+  cut_record = {};
   const bool ok = rl::simulate<Test>(p);
-  return {!ok, static_cast<unsigned long long>(p.stop_iteration), std::move(search)};
+  return {!ok, static_cast<unsigned long long>(p.stop_iteration), std::move(search),
+          cut_record.in_use && cut_record.applied == 0};
 }
 
 /// Runs one Relacy test with the full search (every interleaving, every value the memory
@@ -239,6 +339,11 @@ int run_checks(int argc, char** argv, const Check (&checks)[N]) {
     } else {
       std::printf("%s: held over %llu executions (%s)%s\n", c.name, r.iterations, r.search.c_str(),
                   c.must_refute ? " (A BROKEN VARIANT PASSED: the model does not see what it must)" : "");
+    }
+    if (r.cut_never_applied) {
+      std::printf("%s: THE CUT NEVER APPLIED (no operation of the named function was reached): the variant tests nothing\n",
+                  c.name);
+      ++failures;
     }
     if (r.refuted != c.must_refute) ++failures;
   }
