@@ -297,8 +297,11 @@ SearchResult full_search(const char* name) {
 /// blocking or ending is free), each with every value the memory model allows each load.
 /// For a model whose full search is too large for CTest's budget; most concurrency bugs
 /// need only a few preemptions (Musuvathi and Qadeer, "Iterative context bounding", 2007).
+/// With HANDOFF_MODEL_FULL set in the environment it runs the full search instead.
 template <class Test>
 SearchResult bounded_search(const char* name, unsigned bound) {
+  // HANDOFF_MODEL_FULL=1 runs the full search instead (minutes, not for CTest).
+  if (std::getenv("HANDOFF_MODEL_FULL") != nullptr) return full_search<Test>(name);
   rl::test_params p;
   p.search_type = rl::sched_bound;
   p.context_bound = bound;
@@ -337,7 +340,10 @@ int run_checks(int argc, char** argv, const Check (&checks)[N]) {
       std::printf("%s: refuted at execution %llu (%s)%s\n", c.name, r.iterations, r.search.c_str(),
                   c.must_refute ? " (a broken variant: as it must be)" : " (THE CORRECT VARIANT FAILED)");
     } else {
-      std::printf("%s: held over %llu executions (%s)%s\n", c.name, r.iterations, r.search.c_str(),
+      // A full search ends when it has run every execution, so its count is the whole space.
+      const bool whole = r.search == "full search";
+      std::printf("%s: held over %s%llu executions (%s)%s\n", c.name, whole ? "all " : "", r.iterations,
+                  whole ? "full search: that is every execution there is" : r.search.c_str(),
                   c.must_refute ? " (A BROKEN VARIANT PASSED: the model does not see what it must)" : "");
     }
     if (r.cut_never_applied) {
