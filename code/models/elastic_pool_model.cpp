@@ -80,7 +80,7 @@ struct ParkSubmit : rl::test_suite<ParkSubmit<Order, Fence, Threads, Atoms>, Thr
       if (sleeps[t] && words[t].kind() != Word::Kind::woken) ++asleep;
     }
     RL_ASSERT(jobs.empty() || asleep < static_cast<int>(Threads));  // no job behind sleeping threads
-    RL_ASSERT(gate.parked() == asleep);                               // lowered once per park
+    RL_ASSERT(gate.parked() == asleep);                             // lowered once per park
   }
 };
 
@@ -204,8 +204,7 @@ SearchResult stop_own_unfenced() {
 // The drain: exhaustive to a context bound of 3 (its full search, five million executions,
 // takes half a minute here).
 SearchResult stop_drain() {
-  return bounded_search<StopDrain<>>(
-      "elastic stop after a submit: flag (release), fence; park: acquire, re-check", 3);
+  return bounded_search<StopDrain<>>("elastic stop after a submit: flag (release), fence; park: acquire, re-check", 3);
 }
 SearchResult park_stop_relaxed() {
   return bounded_search<StopDrain<CutAtomics<ParkAcquire>>>(
@@ -213,16 +212,11 @@ SearchResult park_stop_relaxed() {
 }
 
 constexpr Check kChecks[] = {
-    {"park-submit", park_submit, false},
-    {"park-submit-two-threads", park_submit_two, false},
-    {"park-reversed", park_reversed, true},
-    {"park-unfenced", park_unfenced, true},
-    {"submit-unfenced", submit_unfenced, true},
-    {"stop-park", stop_park, false},
-    {"stop-unfenced", stop_unfenced, true},
-    {"stop-own-unfenced", stop_own_unfenced, true},
-    {"stop-drain", stop_drain, false},
-    {"park-acquire-relaxed", park_stop_relaxed, true},
+    {"park-submit", park_submit, false},        {"park-submit-two-threads", park_submit_two, false},
+    {"park-reversed", park_reversed, true},     {"park-unfenced", park_unfenced, true},
+    {"submit-unfenced", submit_unfenced, true}, {"stop-park", stop_park, false},
+    {"stop-unfenced", stop_unfenced, true},     {"stop-own-unfenced", stop_own_unfenced, true},
+    {"stop-drain", stop_drain, false},          {"park-acquire-relaxed", park_stop_relaxed, true},
 };
 
 }  // namespace

@@ -119,12 +119,8 @@ SearchResult post_unfenced() {
 }
 
 constexpr Check kChecks[] = {
-    {"ordered", ordered, false},
-    {"two-posters", two_posters, false},
-    {"reversed", reversed, true},
-    {"unfenced", unfenced, true},
-    {"loop-unfenced", loop_unfenced, true},
-    {"post-unfenced", post_unfenced, true},
+    {"ordered", ordered, false},  {"two-posters", two_posters, false},    {"reversed", reversed, true},
+    {"unfenced", unfenced, true}, {"loop-unfenced", loop_unfenced, true}, {"post-unfenced", post_unfenced, true},
 };
 
 }  // namespace

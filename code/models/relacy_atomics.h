@@ -16,9 +16,9 @@
 #pragma once
 
 #include <atomic>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
-#include <cstdint>
 #include <source_location>
 #include <sstream>
 #include <string>
@@ -260,10 +260,10 @@ struct CutAtomics {
 
 /// The outcome of one search, for the model's report.
 struct SearchResult {
-  bool refuted;                   ///< Relacy found an execution that breaks an assertion
-  unsigned long long iterations;  ///< executions explored (full search: all of them, when not refuted)
+  bool refuted;                        ///< Relacy found an execution that breaks an assertion
+  unsigned long long iterations;       ///< executions explored (full search: all of them, when not refuted)
   std::string search = "full search";  ///< which search: full, to a context bound, or random
-  bool cut_never_applied = false;       ///< a CutAtomics variant whose cut touched nothing
+  bool cut_never_applied = false;      ///< a CutAtomics variant whose cut touched nothing
 };
 
 /// Runs one Relacy test with the given parameters (search type and size set by the caller)
@@ -347,8 +347,9 @@ int run_checks(int argc, char** argv, const Check (&checks)[N]) {
                   c.must_refute ? " (A BROKEN VARIANT PASSED: the model does not see what it must)" : "");
     }
     if (r.cut_never_applied) {
-      std::printf("%s: THE CUT NEVER APPLIED (no operation of the named function was reached): the variant tests nothing\n",
-                  c.name);
+      std::printf(
+          "%s: THE CUT NEVER APPLIED (no operation of the named function was reached): the variant tests nothing\n",
+          c.name);
       ++failures;
     }
     if (r.refuted != c.must_refute) ++failures;

@@ -81,7 +81,8 @@ struct Sleepers : rl::test_suite<Sleepers<Who, How>, 3> {
 
   void unlock() {
     std::uint32_t w = word.look();
-    const auto step = word.release_step(w, [] {}, How);
+    const auto nothing_before_release = [] {};
+    const auto step = word.release_step(w, nothing_before_release, How);
     RL_ASSERT(step == Word::Step::released);  // no list, no request here
     if ((w & Word::kNeedWake) != 0) Sleeper::wake_one(word);
   }
