@@ -86,6 +86,10 @@ struct RelacyAtomics {
     T fetch_sub(T v, std::memory_order o = sc, here at = here::current()) {
       return a_.fetch_sub(v, to_rl(o), where(at));
     }
+    T fetch_and(T v, std::memory_order o = sc, here at = here::current()) {
+      return a_.fetch_and(v, to_rl(o), where(at));
+    }
+    T fetch_or(T v, std::memory_order o = sc, here at = here::current()) { return a_.fetch_or(v, to_rl(o), where(at)); }
     // A weak compare-and-swap is searched as a strong one. Every weak CAS in the product
     // sits in a retry loop that re-reads the value it failed on, so a spurious failure only
     // repeats a step; letting Relacy branch on it at each try makes a full search endless.
@@ -221,6 +225,8 @@ struct CutAtomics {
     T exchange(T v, std::memory_order o = sc, here at = here::current()) { return a_.exchange(v, weaken(o, at), at); }
     T fetch_add(T v, std::memory_order o = sc, here at = here::current()) { return a_.fetch_add(v, weaken(o, at), at); }
     T fetch_sub(T v, std::memory_order o = sc, here at = here::current()) { return a_.fetch_sub(v, weaken(o, at), at); }
+    T fetch_and(T v, std::memory_order o = sc, here at = here::current()) { return a_.fetch_and(v, weaken(o, at), at); }
+    T fetch_or(T v, std::memory_order o = sc, here at = here::current()) { return a_.fetch_or(v, weaken(o, at), at); }
     bool compare_exchange_weak(T& expected, T desired, std::memory_order o = sc, here at = here::current()) {
       return a_.compare_exchange_weak(expected, desired, weaken(o, at), at);
     }

@@ -97,17 +97,17 @@ UnlockResult StackLock::unlock() noexcept {
 
 DeferOutcome StackLock::lock_or_defer(const DeferredWork& work, UnlockResult* unlocked) noexcept {
   switch (deferred_.push(word_, work)) {  // stack/deferred_list.h
-    case DeferredList::Push::took_lock: {
+    case DeferredList<>::Push::took_lock: {
       count(locks_);
       work.run(work.context, work.a, work.b);
       const UnlockResult r = unlock();
       if (unlocked != nullptr) *unlocked = r;
       return DeferOutcome::ran_here;
     }
-    case DeferredList::Push::pushed:
+    case DeferredList<>::Push::pushed:
       count(deferred_work_);
       return DeferOutcome::deferred;
-    case DeferredList::Push::full:
+    case DeferredList<>::Push::full:
       break;
   }
   // The list is full (or every slot is still being run): block on the lock instead.

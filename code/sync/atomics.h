@@ -7,7 +7,7 @@
 // shows). folly's DeterministicSchedule does the same with its `Atom` template parameter.
 //
 // An Atoms policy provides:
-//   template <class T> using atomic = ...;   load/store/exchange/fetch_add/fetch_sub/
+//   template <class T> using atomic = ...;   load/store/exchange/fetch_add/fetch_sub/fetch_and/
 //                                            compare_exchange_weak/strong, with std orders
 //   static void fence(std::memory_order);    a thread fence
 //   using mutex = ...;                       lock() and unlock() (std::lock_guard takes it),
