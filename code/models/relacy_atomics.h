@@ -89,7 +89,6 @@ struct RelacyAtomics {
     T fetch_and(T v, std::memory_order o = sc, here at = here::current()) {
       return a_.fetch_and(v, to_rl(o), where(at));
     }
-    T fetch_or(T v, std::memory_order o = sc, here at = here::current()) { return a_.fetch_or(v, to_rl(o), where(at)); }
     // A weak compare-and-swap is searched as a strong one. Every weak CAS in the product
     // sits in a retry loop that re-reads the value it failed on, so a spurious failure only
     // repeats a step; letting Relacy branch on it at each try makes a full search endless.
@@ -226,7 +225,6 @@ struct CutAtomics {
     T fetch_add(T v, std::memory_order o = sc, here at = here::current()) { return a_.fetch_add(v, weaken(o, at), at); }
     T fetch_sub(T v, std::memory_order o = sc, here at = here::current()) { return a_.fetch_sub(v, weaken(o, at), at); }
     T fetch_and(T v, std::memory_order o = sc, here at = here::current()) { return a_.fetch_and(v, weaken(o, at), at); }
-    T fetch_or(T v, std::memory_order o = sc, here at = here::current()) { return a_.fetch_or(v, weaken(o, at), at); }
     bool compare_exchange_weak(T& expected, T desired, std::memory_order o = sc, here at = here::current()) {
       return a_.compare_exchange_weak(expected, desired, weaken(o, at), at);
     }
@@ -241,7 +239,6 @@ struct CutAtomics {
                                  here at = here::current()) {
       return a_.compare_exchange_strong(expected, desired, weaken(success, at), weaken(failure, at), at);
     }
-    RelacyAtomics::atomic<T>& relacy() { return a_; }
 
    private:
     RelacyAtomics::atomic<T> a_;
@@ -255,20 +252,13 @@ struct CutAtomics {
     RelacyAtomics::fence(o, at);
   }
   using mutex = RelacyAtomics::mutex;
-  static void futex_wait(atomic<std::uint32_t>& word, std::uint32_t expected, std::int64_t timeout_ns,
-                         here at = here::current()) {
-    RelacyAtomics::futex_wait(word.relacy(), expected, timeout_ns, at);
-  }
-  static void futex_wake_one(atomic<std::uint32_t>& word, here at = here::current()) {
-    RelacyAtomics::futex_wake_one(word.relacy(), at);
-  }
 };
 
 /// The outcome of one search, for the model's report.
 struct SearchResult {
   bool refuted;                        ///< Relacy found an execution that breaks an assertion
   unsigned long long iterations;       ///< executions explored (full search: all of them, when not refuted)
-  std::string search = "full search";  ///< which search: full, to a context bound, or random
+  std::string search = "full search";  ///< which search: full, or exhaustive to a context bound
   bool cut_never_applied = false;      ///< a CutAtomics variant whose cut touched nothing
 };
 
@@ -313,16 +303,6 @@ SearchResult bounded_search(const char* name, unsigned bound) {
   p.context_bound = bound;
   p.iteration_count = 100'000'000;  // an upper bound; the search ends when it has seen all
   return run_search<Test>(name, p, "exhaustive to a context bound of " + std::to_string(bound));
-}
-
-/// Runs `iterations` random executions of one Relacy test (random schedules, random
-/// values among those each load may read): a sample, never a proof.
-template <class Test>
-SearchResult random_search(const char* name, unsigned long long iterations) {
-  rl::test_params p;
-  p.search_type = rl::sched_random;
-  p.iteration_count = iterations;
-  return run_search<Test>(name, p, "random search of " + std::to_string(iterations) + " executions");
 }
 
 /// One check of a model executable: a search, and whether it must find a failure.
