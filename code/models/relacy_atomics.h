@@ -240,6 +240,8 @@ struct CutAtomics {
       return a_.compare_exchange_strong(expected, desired, weaken(success, at), weaken(failure, at), at);
     }
 
+    RelacyAtomics::atomic<T>& relacy() { return a_; }
+
    private:
     RelacyAtomics::atomic<T> a_;
   };
@@ -252,6 +254,13 @@ struct CutAtomics {
     RelacyAtomics::fence(o, at);
   }
   using mutex = RelacyAtomics::mutex;
+  static void futex_wait(atomic<std::uint32_t>& word, std::uint32_t expected, std::int64_t timeout_ns,
+                         here at = here::current()) {
+    RelacyAtomics::futex_wait(word.relacy(), expected, timeout_ns, at);
+  }
+  static void futex_wake_one(atomic<std::uint32_t>& word, here at = here::current()) {
+    RelacyAtomics::futex_wake_one(word.relacy(), at);
+  }
 };
 
 /// The outcome of one search, for the model's report.

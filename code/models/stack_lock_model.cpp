@@ -24,12 +24,12 @@ namespace {
 
 using handoff::models::bounded_search;
 using handoff::models::Check;
+using handoff::models::Cut;
+using handoff::models::CutAtomics;
 using handoff::models::RelacyAtomics;
 using handoff::models::SearchResult;
 using handoff::stack::ReleaseBy;
 using handoff::stack::StackLockPoint;
-using Word = handoff::stack::LockWord<RelacyAtomics>;
-using Sleeper = handoff::stack::LockSleeper<RelacyAtomics>;
 
 /// Which waiter the sleepers run.
 enum class Waiter {
@@ -39,6 +39,7 @@ enum class Waiter {
 
 /// The copied waiter (the negative control; see the file's comment): the library's loop
 /// with its one difference, the take after a sleep adds no NEED_WAKE.
+template <class Word>
 void copied_sleep(Word& word) {
   for (;;) {
     std::uint32_t w = 0;
@@ -54,8 +55,10 @@ void copied_sleep(Word& word) {
 /// StackLock::unlock with no deferred work and no hand-off (release_step, then a
 /// FUTEX_WAKE when the word released had NEED_WAKE). Each critical section adds one to a
 /// plain variable; at the end it must be 3.
-template <Waiter Who, ReleaseBy How>
-struct Sleepers : rl::test_suite<Sleepers<Who, How>, 3> {
+template <Waiter Who, ReleaseBy How, class Atoms = RelacyAtomics>
+struct Sleepers : rl::test_suite<Sleepers<Who, How, Atoms>, 3> {
+  using Word = handoff::stack::LockWord<Atoms>;
+  using Sleeper = handoff::stack::LockSleeper<Atoms>;
   Word word;
   Sleeper sleeper;
   rl::var<int> data;  // what the critical sections share, a plain variable
@@ -70,7 +73,7 @@ struct Sleepers : rl::test_suite<Sleepers<Who, How>, 3> {
   void lock() {
     std::uint32_t w = word.look();
     if (word.try_take(w, 0)) return;
-    if (Who == Waiter::library) {
+    if constexpr (Who == Waiter::library) {
       std::uint32_t sleeps = 0;
       const bool handed = sleeper.sleep(word, 0, true, sleeps, [](StackLockPoint) {});
       RL_ASSERT(!handed);  // no hand-off: handoff_after_ns is 0
@@ -115,10 +118,30 @@ SearchResult store_release() {
       "stack lock: LockSleeper::sleep; release by a plain store after a load", kBound);
 }
 
+/// The lock's own release/acquire, each cut alone: the unlock's releasing CAS
+/// (release_step) and the taker's acquiring CAS (try_take). Either way a holder no longer
+/// sees what the one before it wrote under the lock.
+struct UnlockRelease {
+  static constexpr Cut cut = Cut::release;
+  static constexpr const char* function = "release_step";
+};
+struct TakeAcquire {
+  static constexpr Cut cut = Cut::acquire;
+  static constexpr const char* function = "try_take";
+};
+SearchResult release_relaxed() {
+  return bounded_search<Sleepers<Waiter::library, ReleaseBy::compare_exchange, CutAtomics<UnlockRelease>>>(
+      "stack lock: the unlock's releasing CAS made relaxed", kBound);
+}
+SearchResult take_relaxed() {
+  return bounded_search<Sleepers<Waiter::library, ReleaseBy::compare_exchange, CutAtomics<TakeAcquire>>>(
+      "stack lock: the taker's acquiring CAS made relaxed", kBound);
+}
+
 constexpr Check kChecks[] = {
-    {"sleepers", library, false},
-    {"copied-waiter", copied, true},
-    {"store-release", store_release, true},
+    {"sleepers", library, false},           {"copied-waiter", copied, true},
+    {"store-release", store_release, true}, {"release-relaxed", release_relaxed, true},
+    {"take-relaxed", take_relaxed, true},
 };
 
 }  // namespace
