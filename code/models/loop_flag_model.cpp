@@ -3,7 +3,10 @@
 // which the completion ring's frames and the callback loop's call_soon_threadsafe both wake
 // their loop through) against the product's MpmcRing on Relacy's atomics, and search every
 // interleaving and every value the C++ memory model lets each load read. The fenced flag
-// must hold; the fence-less one (WakeFlag's `fences` false) must be refuted.
+// must hold, with one producer and with two (of which only one may poke); the fence-less
+// one (WakeFlag's `fences` false) must be refuted, and so must each fence cut alone
+// (CutAtomics, models/relacy_atomics.h): the loop's, in announce(), and the producer's, in
+// claim_poke().
 //
 //   loop_flag_model [CHECK]   runs one check by name, or all of them
 #include "models/relacy_atomics.h"
@@ -14,25 +17,26 @@
 
 namespace {
 
+using handoff::models::bounded_search;
 using handoff::models::Check;
+using handoff::models::Cut;
+using handoff::models::CutAtomics;
 using handoff::models::full_search;
 using handoff::models::Lane;
 using handoff::models::RelacyAtomics;
 using handoff::models::SearchResult;
-using Ring = handoff::sync::MpmcRing<int, RelacyAtomics>;
-using Flag = handoff::reactor::WaitFlag<RelacyAtomics>;
 
 /// A loop's flag against a producer's poke (Relacy).
 ///
 /// The loop raises its flag and re-checks its queue (RingPool::ready_to_wait,
 /// EventLoop::park_allowed); if the queue looks empty it blocks in epoll. A producer pushes
-/// an item (a frame, a post) and claims the poke. The promise: a loop that blocks has a poke coming (or no
-/// item is left behind). (One producer: with two, the full search of the ring's CASes
-/// outgrows a CI step; the exchange that lets only one of them poke is not searched here.)
-template <bool Fences>
-struct LoopFlag : rl::test_suite<LoopFlag<Fences>, 2> {
-  Ring items{4};
-  Flag flag{Fences};
+/// an item (a frame, a post) and claims the poke. The promises: a loop that blocks has a
+/// poke coming, and of `Producers` producers at most one pokes (claim_poke's exchange).
+/// Atoms is RelacyAtomics, or a CutAtomics that removes one fence.
+template <bool Fences, unsigned Producers = 1, class Atoms = RelacyAtomics>
+struct LoopFlag : rl::test_suite<LoopFlag<Fences, Producers, Atoms>, Producers + 1> {
+  handoff::sync::MpmcRing<int, Atoms> items{4};
+  handoff::reactor::WaitFlag<Atoms> flag{Fences};
   Lane lane;  // the loop's socket (or eventfd)
   bool asleep = false;
 
@@ -51,15 +55,42 @@ struct LoopFlag : rl::test_suite<LoopFlag<Fences>, 2> {
     }
   }
 
-  void after() { RL_ASSERT(!asleep || lane.left() > 0); }
+  void after() {
+    RL_ASSERT(!asleep || lane.left() > 0);  // no lost wake
+    RL_ASSERT(lane.left() <= 1);            // one announcement, at most one poke
+  }
+};
+
+/// The two fences, each cut alone.
+struct LoopFence {
+  static constexpr Cut cut = Cut::fence;
+  static constexpr const char* function = "announce";
+};
+struct PokeFence {
+  static constexpr Cut cut = Cut::fence;
+  static constexpr const char* function = "claim_poke";
 };
 
 SearchResult fenced() { return full_search<LoopFlag<true>>("loop flag: announce, fence, re-check; push, fence, read"); }
+// Two producers: exhaustive to a context bound of 3 (the full search of the ring's CASes
+// for three threads outgrows CTest's budget).
+SearchResult two_producers() {
+  return bounded_search<LoopFlag<true, 2>>("loop flag: two producers push and claim; one loop announces", 3);
+}
 SearchResult unfenced() { return full_search<LoopFlag<false>>("loop flag without its fences"); }
+SearchResult loop_unfenced() {
+  return full_search<LoopFlag<true, 1, CutAtomics<LoopFence>>>("loop flag: the loop's fence (announce) cut");
+}
+SearchResult poke_unfenced() {
+  return full_search<LoopFlag<true, 1, CutAtomics<PokeFence>>>("loop flag: the producer's fence (claim_poke) cut");
+}
 
 constexpr Check kChecks[] = {
     {"fenced", fenced, false},
+    {"two-producers", two_producers, false},
     {"unfenced", unfenced, true},
+    {"loop-unfenced", loop_unfenced, true},
+    {"poke-unfenced", poke_unfenced, true},
 };
 
 }  // namespace

@@ -3,7 +3,9 @@
 // Relacy's atomics and search every interleaving and every value the C++ memory model lets
 // each load read; the correct protocol must hold over the whole search, and each broken
 // variant must be refuted. x86 cannot refute the stolen credit's unfenced return (its
-// locked fetch_sub is a full barrier); this model can.
+// locked fetch_sub is a full barrier); this model can. Each of the park's two fences is
+// also cut alone (CutAtomics, models/relacy_atomics.h): the submit's, in
+// claim_wake_after_push, and the park's, in announce_parked.
 //
 //   ring_pool_model [CHECK]   runs one check by name, or all of them
 #include "models/relacy_atomics.h"
@@ -15,6 +17,8 @@
 namespace {
 
 using handoff::models::Check;
+using handoff::models::Cut;
+using handoff::models::CutAtomics;
 using handoff::models::full_search;
 using handoff::models::Lane;
 using handoff::models::RelacyAtomics;
@@ -64,11 +68,11 @@ struct StolenCredit : rl::test_suite<StolenCredit<How>, 2> {
 /// two steps (WaitWord::park_or_take) and the loop pushes and reads the word. The promise:
 /// a thread that found the ring empty and blocks has a poke coming. Broken
 /// (ParkOrder::recheck_then_announce): the re-check runs before the announcement, and a
-/// push between them sees no parked thread.
-template <ParkOrder Order>
-struct ParkSubmit : rl::test_suite<ParkSubmit<Order>, 2> {
-  Ring jobs{4};
-  Word word;
+/// push between them sees no parked thread; or either fence cut (Atoms a CutAtomics).
+template <ParkOrder Order, class Atoms = RelacyAtomics>
+struct ParkSubmit : rl::test_suite<ParkSubmit<Order, Atoms>, 2> {
+  handoff::sync::MpmcRing<int, Atoms> jobs{4};
+  handoff::pool::WaitWord<Atoms> word;
   Lane lane;
   bool asleep = false;  // written by the pool thread, read in after() only
 
@@ -86,8 +90,10 @@ struct ParkSubmit : rl::test_suite<ParkSubmit<Order>, 2> {
   void after() { RL_ASSERT(!asleep || lane.left() > 0); }
 };
 
+// Exhaustive to a context bound of 6: the full search (HANDOFF_MODEL_FULL=1) runs about
+// seven million executions, half a minute or more here, past CTest's budget for all models.
 SearchResult stolen_fenced() {
-  return full_search<StolenCredit<CreditReturn::fenced>>("stolen credit, returned with a fence");
+  return handoff::models::bounded_search<StolenCredit<CreditReturn::fenced>>("stolen credit, returned with a fence", 6);
 }
 SearchResult stolen_relaxed() {
   return full_search<StolenCredit<CreditReturn::relaxed_only>>("stolen credit, returned relaxed, no fence");
@@ -98,12 +104,31 @@ SearchResult park_submit() {
 SearchResult park_submit_reversed() {
   return full_search<ParkSubmit<ParkOrder::recheck_then_announce>>("park: re-check, then announce; submit");
 }
+/// The two fences, each cut alone.
+struct SubmitFence {
+  static constexpr Cut cut = Cut::fence;
+  static constexpr const char* function = "claim_wake_after_push";
+};
+struct ParkFenceCut {
+  static constexpr Cut cut = Cut::fence;
+  static constexpr const char* function = "announce_parked";
+};
+SearchResult park_submit_unfenced() {
+  return full_search<ParkSubmit<ParkOrder::announce_then_recheck, CutAtomics<SubmitFence>>>(
+      "park: announce, fence, re-check; submit WITHOUT its fence (claim_wake_after_push)");
+}
+SearchResult park_unfenced() {
+  return full_search<ParkSubmit<ParkOrder::announce_then_recheck, CutAtomics<ParkFenceCut>>>(
+      "park WITHOUT its fence (announce_parked), then re-check; submit");
+}
 
 constexpr Check kChecks[] = {
     {"stolen-fenced", stolen_fenced, false},
     {"stolen-relaxed", stolen_relaxed, true},
     {"park-submit", park_submit, false},
     {"park-reversed", park_submit_reversed, true},
+    {"submit-unfenced", park_submit_unfenced, true},
+    {"park-unfenced", park_unfenced, true},
 };
 
 }  // namespace

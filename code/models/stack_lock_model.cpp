@@ -1,50 +1,67 @@
-// models/stack_lock_model: the stack lock's unlock against a waiter that flags NEED_WAKE
-// and sleeps, under a relaxed-memory checker (chapter 05).
-// Role: run the product's own LockWord (stack/stack_lock_word.h: the waiter's
-// take_or_flag, the unlock's release_step) on Relacy's atomics, and search every
-// interleaving and every value the C++ memory model lets each load read. The promises: a
-// waiter that sleeps has a FUTEX_WAKE coming (no lost wake), and a waiter that takes the
-// lock sees what the holder wrote under it (Relacy reports a data race on the plain
-// variable otherwise). The lock's release by CAS must hold; the release by a plain store
-// (ReleaseBy::store) must be refuted.
+// models/stack_lock_model: the stack lock's sleepers and its unlock under a relaxed-memory
+// checker, the futex modelled (chapter 05).
+// Role: run the product's own LockWord (stack/stack_lock_word.h: the CASes that decide) and
+// LockSleeper (stack/lock_sleeper.h: the sleep loop and its futex calls) on Relacy's atomics
+// and its futex (models/relacy_atomics.h), with a holder and two sleepers, and search the
+// interleavings and every value the C++ memory model lets each load read. The promises: no
+// sleeper is left asleep with nobody to wake it (Relacy reports the stuck thread as a
+// deadlock), and each holder sees what the one before it wrote under the lock (Relacy
+// reports a data race on the plain variable otherwise).
 //
-// FUTEX_WAIT is stood in for by a CAS that writes the expected value back: the kernel
-// compares the word under the futex's bucket lock, which the waker's FUTEX_WAKE (sent after
-// its change to the word) also takes, so a wait either sees the change or is queued before
-// the wake; a read-modify-write reads the last value in the word's modification order,
-// which is that comparison. A thread that sleeps runs no further in the model.
+// Two sleepers, because the rule the library's sleep loop adds shows only with two: a
+// thread that has slept takes the lock WITH NEED_WAKE, since the unlock that woke it
+// cleared the only record of the other sleeper. The copied waiter, the form this model
+// used to carry by hand (take without NEED_WAKE after a sleep), is kept as the negative
+// control: with one sleeper nothing tells the two apart, with two it strands a sleeper.
 //
 //   stack_lock_model [CHECK]   runs one check by name, or all of them
 #include "models/relacy_atomics.h"
 // (first: see relacy_atomics.h)
+#include "stack/lock_sleeper.h"
 #include "stack/stack_lock_word.h"
 
 namespace {
 
+using handoff::models::bounded_search;
 using handoff::models::Check;
-using handoff::models::full_search;
+using handoff::models::Cut;
+using handoff::models::CutAtomics;
 using handoff::models::RelacyAtomics;
 using handoff::models::SearchResult;
 using handoff::stack::ReleaseBy;
-using Word = handoff::stack::LockWord<RelacyAtomics>;
+using handoff::stack::StackLockPoint;
 
-/// FUTEX_WAIT's check (see the file's comment): true when the thread sleeps.
-bool futex_wait_sleeps(Word& word, std::uint32_t expected) {
-  std::uint32_t seen = expected;
-  return word.atom().compare_exchange_strong(seen, expected, std::memory_order_relaxed, std::memory_order_relaxed);
+/// Which waiter the sleepers run.
+enum class Waiter {
+  library,  ///< LockSleeper::sleep, the product's
+  copied,   ///< the negative control: the same loop taking the lock without NEED_WAKE after a sleep
+};
+
+/// The copied waiter (the negative control; see the file's comment): the library's loop
+/// with its one difference, the take after a sleep adds no NEED_WAKE.
+template <class Word>
+void copied_sleep(Word& word) {
+  for (;;) {
+    std::uint32_t w = 0;
+    if (word.take_or_flag(w, 0, [] { return false; }) == Word::Look::took) return;
+    RelacyAtomics::futex_wait(word.atom(), w, 0);
+  }
 }
 
-/// An unlock against a sleeping waiter (Relacy).
+/// A holder and two sleepers (Relacy).
 ///
-/// A holder unlocks (StackLock::unlock, with no deferred work and no hand-off); a waiter
-/// past its buzz runs the sleeping path (the loop of LockSleeper::sleep, stack/lock_sleeper.h:
-/// take_or_flag, then FUTEX_WAIT on the word as flagged).
-template <ReleaseBy How>
-struct UnlockWake : rl::test_suite<UnlockWake<How>, 2> {
+/// Thread 0 holds the lock (taken in before()) and unlocks it; threads 1 and 2 each take
+/// it and unlock it: StackLock::lock with buzz_ns = 0 (one try, then the sleeper) and
+/// StackLock::unlock with no deferred work and no hand-off (release_step, then a
+/// FUTEX_WAKE when the word released had NEED_WAKE). Each critical section adds one to a
+/// plain variable; at the end it must be 3.
+template <Waiter Who, ReleaseBy How, class Atoms = RelacyAtomics>
+struct Sleepers : rl::test_suite<Sleepers<Who, How, Atoms>, 3> {
+  using Word = handoff::stack::LockWord<Atoms>;
+  using Sleeper = handoff::stack::LockSleeper<Atoms>;
   Word word;
+  Sleeper sleeper;
   rl::var<int> data;  // what the critical sections share, a plain variable
-  int wakes = 0;      // FUTEX_WAKEs sent (the holder's); read in after() only
-  bool sleeps = false;
 
   void before() {
     std::uint32_t w = word.look();
@@ -53,43 +70,78 @@ struct UnlockWake : rl::test_suite<UnlockWake<How>, 2> {
     data($) = 0;
   }
 
-  void thread(unsigned id) {
-    if (id == 0) {  // the holder
-      data($) = 1;
-      std::uint32_t w = word.look();
-      const auto nothing_before_release = [] {};
-      const auto step = word.release_step(w, nothing_before_release, How);
-      RL_ASSERT(step == Word::Step::released);  // no list, no request here
-      if ((w & Word::kNeedWake) != 0) ++wakes;  // futex_wake_one
-    } else {                                    // the waiter
-      for (;;) {
-        std::uint32_t w = 0;
-        const auto look = word.take_or_flag(w, 0, [] { return false; });
-        if (look == Word::Look::took) {
-          RL_ASSERT(data($) == 1);  // the holder's critical section happened before ours
-          return;
-        }
-        if (futex_wait_sleeps(word, w)) {
-          sleeps = true;
-          return;
-        }
-      }
+  void lock() {
+    std::uint32_t w = word.look();
+    if (word.try_take(w, 0)) return;
+    if constexpr (Who == Waiter::library) {
+      std::uint32_t sleeps = 0;
+      const bool handed = sleeper.sleep(word, 0, true, sleeps, [](StackLockPoint) {});
+      RL_ASSERT(!handed);  // no hand-off: handoff_after_ns is 0
+    } else {
+      copied_sleep(word);
     }
   }
 
-  void after() { RL_ASSERT(!sleeps || wakes > 0); }
+  void unlock() {
+    std::uint32_t w = word.look();
+    const auto nothing_before_release = [] {};
+    const auto step = word.release_step(w, nothing_before_release, How);
+    RL_ASSERT(step == Word::Step::released);  // no list, no request here
+    if ((w & Word::kNeedWake) != 0) Sleeper::wake_one(word);
+  }
+
+  void thread(unsigned id) {
+    if (id != 0) lock();
+    data($) = data($) + 1;
+    unlock();
+  }
+
+  void after() { RL_ASSERT(data($) == 3); }
 };
 
-SearchResult cas_release() {
-  return full_search<UnlockWake<ReleaseBy::compare_exchange>>("stack lock: flag NEED_WAKE by CAS; release by CAS");
+// The search: exhaustive to a context bound of 3 (every execution with up to three
+// preemptions, each with every value each load may read). The full search of three
+// threads that each may loop through the sleep is too large for CTest's budget; the
+// copied waiter's stranded sleeper needs one preemption.
+constexpr unsigned kBound = 3;
+
+SearchResult library() {
+  return bounded_search<Sleepers<Waiter::library, ReleaseBy::compare_exchange>>(
+      "stack lock: two sleepers in LockSleeper::sleep; release by CAS", kBound);
+}
+SearchResult copied() {
+  return bounded_search<Sleepers<Waiter::copied, ReleaseBy::compare_exchange>>(
+      "stack lock: two copied waiters that take without NEED_WAKE after a sleep", kBound);
 }
 SearchResult store_release() {
-  return full_search<UnlockWake<ReleaseBy::store>>("stack lock: release by a plain store after a load");
+  return bounded_search<Sleepers<Waiter::library, ReleaseBy::store>>(
+      "stack lock: LockSleeper::sleep; release by a plain store after a load", kBound);
+}
+
+/// The lock's own release/acquire, each cut alone: the unlock's releasing CAS
+/// (release_step) and the taker's acquiring CAS (try_take). Either way a holder no longer
+/// sees what the one before it wrote under the lock.
+struct UnlockRelease {
+  static constexpr Cut cut = Cut::release;
+  static constexpr const char* function = "release_step";
+};
+struct TakeAcquire {
+  static constexpr Cut cut = Cut::acquire;
+  static constexpr const char* function = "try_take";
+};
+SearchResult release_relaxed() {
+  return bounded_search<Sleepers<Waiter::library, ReleaseBy::compare_exchange, CutAtomics<UnlockRelease>>>(
+      "stack lock: the unlock's releasing CAS made relaxed", kBound);
+}
+SearchResult take_relaxed() {
+  return bounded_search<Sleepers<Waiter::library, ReleaseBy::compare_exchange, CutAtomics<TakeAcquire>>>(
+      "stack lock: the taker's acquiring CAS made relaxed", kBound);
 }
 
 constexpr Check kChecks[] = {
-    {"cas-release", cas_release, false},
-    {"store-release", store_release, true},
+    {"sleepers", library, false},           {"copied-waiter", copied, true},
+    {"store-release", store_release, true}, {"release-relaxed", release_relaxed, true},
+    {"take-relaxed", take_relaxed, true},
 };
 
 }  // namespace

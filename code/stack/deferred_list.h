@@ -17,12 +17,17 @@
 //
 // Inline on purpose: every function here runs inside StackLock's lock_or_defer() or
 // unlock(), in their translation unit, as the code it was before issue 26.
+//
+// A template over the atomics seam (sync/atomics.h), as the lock word is (issue 39):
+// StackLock runs DeferredList<> (std::atomic), and the relaxed-memory model
+// (code/models/deferred_list_model.cpp) runs this very push and run on Relacy's atomics.
 #pragma once
 
 #include <atomic>
 #include <cstdint>
 
 #include "stack/stack_lock_word.h"
+#include "sync/atomics.h"
 
 namespace handoff::stack {
 
@@ -39,6 +44,7 @@ struct DeferredWork {
 /// The deferred-work list's slots. Guarantee: an item pushed runs exactly once, by the
 /// holder whose unlock detaches the word's list (run()). Cost: a push is two CASes (a slot,
 /// the word) and no syscall; a run is a walk of the links and one fetch_and per item.
+template <class Atoms = sync::StdAtomics>
 class DeferredList {
  public:
   /// The most items the lock word's list holds (Onload's default deferred-work limit).
@@ -55,8 +61,8 @@ class DeferredList {
   /// claimed unless the result is pushed. Always inlined: the loop stays in the body of
   /// lock_or_defer(), every deferring send's path, as it was before issue 26 (GCC would
   /// otherwise call it).
-  [[gnu::always_inline]] Push push(LockWord<>& word, const DeferredWork& work) noexcept {
-    using W = LockWord<>;
+  [[gnu::always_inline]] Push push(LockWord<Atoms>& word, const DeferredWork& work) noexcept {
+    using W = LockWord<Atoms>;
     std::uint32_t w = word.look();  // a guess for the CASes, which order
     int slot = -1;
     for (;;) {
@@ -145,7 +151,7 @@ class DeferredList {
 
   // Which slots are taken (bit i = slots_[i]); claimed and freed by CAS / fetch_and. On its
   // own line, away from the lock word: every pusher and the running holder touch it.
-  alignas(64) std::atomic<std::uint64_t> slot_bits_{0};
+  alignas(64) typename Atoms::template atomic<std::uint64_t> slot_bits_{0};
   Slot slots_[kSlots];
 };
 

@@ -19,6 +19,11 @@
 //
 // Inline on purpose: buzz() and sleep() run inside StackLock's lock_slow(), in its
 // translation unit, as the code they were before issue 26.
+//
+// A template over the atomics seam (sync/atomics.h), futex calls included, as the lock word
+// is (issue 39): StackLock runs LockSleeper<> (std::atomic, the real futex), and the
+// relaxed-memory model (code/models/stack_lock_model.cpp) runs this very sleep() with
+// Relacy's atomics and its modelled futex.
 #pragma once
 
 #include <atomic>
@@ -26,7 +31,7 @@
 
 #include "stack/stack_lock_word.h"
 #include "stats/thread_cpu.h"
-#include "sync/futex.h"
+#include "sync/atomics.h"
 #include "sync/spin_wait.h"
 
 namespace handoff::stack {
@@ -48,12 +53,15 @@ enum class StackLockPoint {
 /// A waiter's buzz and sleep, and the hand-off token. Guarantee: sleep() returns only once
 /// the caller holds the lock; no wake is lost (see stack/stack_lock_word.h). Cost: the buzz
 /// is a try-lock per cpu_relax() for up to buzz_ns; the sleep a FUTEX_WAIT per wake.
+template <class Atoms = sync::StdAtomics>
 class LockSleeper {
  public:
+  using Word = LockWord<Atoms>;
+
   /// Buzz: try-lock on our core, no syscall, for `buzz_ns` (for ever when -1; not at all
   /// when 0). true: the caller holds the lock.
   // [lock_sleeper.buzz]
-  static bool buzz(LockWord<>& word, std::int64_t buzz_ns) noexcept {
+  static bool buzz(Word& word, std::int64_t buzz_ns) noexcept {
     if (buzz_ns == 0) return false;
     const std::int64_t start = stats::monotonic_ns();
     for (;;) {
@@ -70,7 +78,7 @@ class LockSleeper {
   /// lock was handed over (handoff_after_ns > 0), false when the caller's CAS took it.
   // [lock_sleeper.sleep]
   template <class At>
-  bool sleep(LockWord<>& word, std::int64_t handoff_after_ns, bool take_by_exchange, std::uint32_t& sleeps,
+  bool sleep(Word& word, std::int64_t handoff_after_ns, bool take_by_exchange, std::uint32_t& sleeps,
              At&& at) noexcept {
     // Flag NEED_WAKE in the word, FUTEX_WAIT on it as flagged (LockWord::take_or_flag).
     std::int64_t first_sleep_ns = 0;
@@ -82,9 +90,9 @@ class LockSleeper {
       // A thread that has slept takes the lock with NEED_WAKE set: other sleepers may remain,
       // and the unlock cleared the only record of them. The price is at most one FUTEX_WAKE
       // that finds nobody (glibc's low-level lock does the same).
-      const auto look = word.take_or_flag(w, sleeps > 0 ? LockWord<>::kNeedWake : 0, starved);
-      if (look == LockWord<>::Look::took) return false;
-      if (look == LockWord<>::Look::handoff_requested) {
+      const auto look = word.take_or_flag(w, sleeps > 0 ? Word::kNeedWake : 0, starved);
+      if (look == Word::Look::took) return false;
+      if (look == Word::Look::handoff_requested) {
         at(StackLockPoint::handoff_requested);
         wait_for_token(take_by_exchange, at);
         at(StackLockPoint::handoff_received);
@@ -92,14 +100,14 @@ class LockSleeper {
       }
       if (first_sleep_ns == 0) first_sleep_ns = stats::monotonic_ns();
       std::int64_t timeout_ns = 0;  // none
-      if (handoff_after_ns > 0 && (w & LockWord<>::kHandoffWanted) == 0) {
+      if (handoff_after_ns > 0 && (w & Word::kHandoffWanted) == 0) {
         // Sleep no longer than the rest of the bound, so the request goes in on time even if
         // no unlock wakes us first.
         timeout_ns = handoff_after_ns - (stats::monotonic_ns() - first_sleep_ns);
         if (timeout_ns <= 0) timeout_ns = 1;
       }
       at(StackLockPoint::before_sleep);
-      sync::futex_wait(word.atom(), w, timeout_ns);
+      Atoms::futex_wait(word.atom(), w, timeout_ns);
       ++sleeps;
       at(StackLockPoint::woken);
     }
@@ -108,7 +116,7 @@ class LockSleeper {
 
   /// The unlocker, after release_step() said released with NEED_WAKE in the word: wake one
   /// sleeper, and hand it nothing: it re-reads the word and competes again.
-  static void wake_one(LockWord<>& word) noexcept { sync::futex_wake_one(word.atom()); }
+  static void wake_one(Word& word) noexcept { Atoms::futex_wake_one(word.atom()); }
 
   /// The unlocker, after release_step() said handoff_withdrawn (LOCKED kept): publish the
   /// token and wake the requester, which owns the lock from then on.
@@ -116,7 +124,7 @@ class LockSleeper {
     // release: pairs with wait_for_token()'s acquire exchange (or load): our critical
     // section and the deferred work run before it happen-before the new owner's.
     handoff_.store(1, std::memory_order_release);
-    sync::futex_wake_one(handoff_);
+    Atoms::futex_wake_one(handoff_);
   }
 
  private:
@@ -149,12 +157,12 @@ class LockSleeper {
         }
       }
       at(StackLockPoint::handoff_sleep);
-      sync::futex_wait(handoff_, 0, 0);
+      Atoms::futex_wait(handoff_, 0, 0);
     }
   }
 
   // The hand-off token, on its own line (see the file's comment).
-  alignas(64) std::atomic<std::uint32_t> handoff_{0};
+  alignas(64) typename Atoms::template atomic<std::uint32_t> handoff_{0};
 };
 
 }  // namespace handoff::stack

@@ -30,7 +30,7 @@ LockResult StackLock::lock_slow() noexcept {
   result.contended = true;
   count(lock_contends_);
   // Buzz (try-lock on our core, no syscall) for buzz_ns, then sleep (stack/lock_sleeper.h).
-  if (LockSleeper::buzz(word_, options_.buzz_ns)) {
+  if (LockSleeper<>::buzz(word_, options_.buzz_ns)) {
     count(lock_buzz_catches_);
     count(locks_);
     return result;
@@ -85,7 +85,7 @@ UnlockResult StackLock::unlock() noexcept {
         hook(StackLockPoint::released);
         if ((w & kNeedWake) != 0) {
           // One sleeper, and nothing handed over: it re-reads the word and competes again.
-          LockSleeper::wake_one(word_);
+          LockSleeper<>::wake_one(word_);
           count(lock_wakes_);
           result.woke = true;
         }
@@ -97,17 +97,17 @@ UnlockResult StackLock::unlock() noexcept {
 
 DeferOutcome StackLock::lock_or_defer(const DeferredWork& work, UnlockResult* unlocked) noexcept {
   switch (deferred_.push(word_, work)) {  // stack/deferred_list.h
-    case DeferredList::Push::took_lock: {
+    case DeferredList<>::Push::took_lock: {
       count(locks_);
       work.run(work.context, work.a, work.b);
       const UnlockResult r = unlock();
       if (unlocked != nullptr) *unlocked = r;
       return DeferOutcome::ran_here;
     }
-    case DeferredList::Push::pushed:
+    case DeferredList<>::Push::pushed:
       count(deferred_work_);
       return DeferOutcome::deferred;
-    case DeferredList::Push::full:
+    case DeferredList<>::Push::full:
       break;
   }
   // The list is full (or every slot is still being run): block on the lock instead.

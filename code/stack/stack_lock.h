@@ -145,7 +145,7 @@ enum class DeferOutcome {
 class StackLock {
  public:
   /// The most items the lock word's list holds (stack/deferred_list.h).
-  static constexpr std::uint32_t kDeferLimit = DeferredList::kDeferLimit;
+  static constexpr std::uint32_t kDeferLimit = DeferredList<>::kDeferLimit;
 
   explicit StackLock(StackLockOptions options = {}, StackLockSeams seams = {});
   StackLock(const StackLock&) = delete;
@@ -197,8 +197,8 @@ class StackLock {
   alignas(64) LockWord<> word_;
   // The hand-off token (its own line) and the deferred list's slots (the slot bitmap on its
   // own line): by value, no pointer between the lock and its steps.
-  LockSleeper sleeper_;
-  DeferredList deferred_;
+  LockSleeper<> sleeper_;
+  DeferredList<> deferred_;
   // Counters, on their own lines away from the word.
   alignas(64) std::atomic<std::uint64_t> locks_{0};
   std::atomic<std::uint64_t> lock_contends_{0};

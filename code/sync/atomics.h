@@ -7,15 +7,23 @@
 // shows). folly's DeterministicSchedule does the same with its `Atom` template parameter.
 //
 // An Atoms policy provides:
-//   template <class T> using atomic = ...;   load/store/exchange/fetch_add/fetch_sub/
+//   template <class T> using atomic = ...;   load/store/exchange/fetch_add/fetch_sub/fetch_and/
 //                                            compare_exchange_weak/strong, with std orders
 //   static void fence(std::memory_order);    a thread fence
 //   using mutex = ...;                       lock() and unlock() (std::lock_guard takes it),
 //                                            for a protocol whose edge is a lock
+//   static void futex_wait(atomic<std::uint32_t>&, std::uint32_t expected, std::int64_t timeout_ns);
+//   static void futex_wake_one(atomic<std::uint32_t>&);
+//                                            the futex calls (sync/futex.h), for a protocol
+//                                            that sleeps on one of its own words (since
+//                                            issue 39: the stack lock's sleeper)
 #pragma once
 
 #include <atomic>
+#include <cstdint>
 #include <mutex>
+
+#include "sync/futex.h"
 
 namespace handoff::sync {
 
@@ -27,6 +35,11 @@ struct StdAtomics {
   /// no instruction on x86-64, dmb ishld on AArch64; release: none on x86-64, dmb ish.
   static void fence(std::memory_order order) noexcept { std::atomic_thread_fence(order); }
   using mutex = std::mutex;
+  /// The futex calls themselves (sync/futex.h): a model's policy stands a modelled futex in.
+  static void futex_wait(std::atomic<std::uint32_t>& word, std::uint32_t expected, std::int64_t timeout_ns) noexcept {
+    sync::futex_wait(word, expected, timeout_ns);
+  }
+  static void futex_wake_one(std::atomic<std::uint32_t>& word) noexcept { sync::futex_wake_one(word); }
 };
 
 }  // namespace handoff::sync
