@@ -31,7 +31,7 @@ Connection::Connection(Worker& worker, net::Fd fd, std::uint64_t id, std::int64_
       stack_(worker.stack()),
       id_(id),
       parser_(worker.options().limits),
-      ticket_(std::make_shared<pool::JobTicket>()),
+      ticket_(std::make_shared<pool::JobTicket>(worker.options().max_unsent_bytes)),
       last_activity_ns_(now_ns) {
   if (stack_ != nullptr) stack_socket_.emplace(fd_.get());
   worker_.reactor().add(fd_.get(), EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET, this);
@@ -73,7 +73,7 @@ void Connection::on_io(std::uint32_t events) {
 // here are within budget, and the pool holds no more than this connection's share.
 bool Connection::may_dispatch() const {
   return exchanges_.size() < static_cast<std::size_t>(worker_.options().max_pipeline) &&
-         out_bytes_ + held_bytes_ <= static_cast<std::size_t>(pool::JobTicket::kUnsentBudget) &&
+         out_bytes_ + held_bytes_ <= static_cast<std::size_t>(ticket_->unsent_budget) &&
          worker_.may_submit(jobs_in_pool_);
 }
 
@@ -176,6 +176,8 @@ bool Connection::feed_held() {
 void Connection::dispatch_ready() {
   auto& ready = parser_.ready();
   while (!ready.empty() && !closed_ && !close_after_flush_ && !lingering_ && may_dispatch()) {
+    worker_.take_up_stop();  // a stop asked for makes this request the drain's (chapter 06)
+    if (closed_ || lingering_) break;
     http::Request request = std::move(ready.front());
     ready.pop_front();
     const std::uint64_t seq = next_seq_++;

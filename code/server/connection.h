@@ -43,8 +43,8 @@ class Worker;
 /// pump(), which dispatches what was parsed and reads on while the connection wants to.
 ///
 /// Flow control: requests are dispatched one at a time, each only while the connection
-/// has fewer than --max-pipeline exchanges open, holds at most JobTicket::kUnsentBudget
-/// bytes of answers it has not written, and has no more than its fair share of jobs in the
+/// has fewer than --max-pipeline exchanges open, holds at most --max-unsent-bytes
+/// (JobTicket::unsent_budget) bytes of answers it has not written, and has no more than its fair share of jobs in the
 /// pool; otherwise parsed requests wait in the parser and reading stops. So one client
 /// holds at most the budget plus one handler's answer per exchange in flight.
 ///

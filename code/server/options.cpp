@@ -50,6 +50,11 @@ void add_core_flags(CLI::App& app, ServerOptions& o) {
                  "again once they are parsed and dispatched), in bytes; default 65536")
       ->check(CLI::Range(512, 64 * 1024))
       ->capture_default_str();
+  app.add_option("--max-unsent-bytes", o.max_unsent_bytes,
+                 "bytes of answers a connection holds unwritten (its client not reading) before it stops "
+                 "reading and dispatching, and a streaming handler waits; default 1048576")
+      ->check(CLI::Range(std::int64_t{4096}, std::int64_t{1} << 30))
+      ->capture_default_str();
   app.add_option("--body-timeout-ms", o.body_timeout_ms,
                  "a request body must arrive within this many ms of its head's end, plus 1 s per "
                  "--body-min-rate bytes received, else 408; default 20000")

@@ -11,6 +11,7 @@
 #include "app/coroutine_handler.h"
 #include "evloop/event_loop.h"
 #include "http/request_parser.h"
+#include "pool/job.h"
 #include "stack/network_stack.h"
 
 namespace CLI {
@@ -57,6 +58,9 @@ struct ServerOptions {
   /// Chapter 06: bytes of input a connection reads ahead of the requests it has taken
   /// (one read at most; it reads again only once the parser has taken them all).
   int read_ahead_bytes = 64 * 1024;
+  /// Chapter 06: answers a connection holds unwritten before it stops dispatching and
+  /// reading, and a streaming handler waits (pool::JobTicket::unsent_budget).
+  std::int64_t max_unsent_bytes = pool::JobTicket::kUnsentBudget;
   /// Chapter 06: a request body must arrive within this from the end of its head, plus
   /// one second for every body_min_rate bytes received (Apache mod_reqtimeout's
   /// body=20,MinRate=500), else 408.

@@ -67,6 +67,7 @@ Worker::Worker(const ServerOptions& options, int index, const app::Router& route
 Worker::~Worker() = default;
 
 void Worker::request_stop() noexcept {
+  stop_asked_.store(true, std::memory_order_relaxed);  // relaxed: see take_up_stop()
   const std::uint64_t one = 1;
   [[maybe_unused]] auto n = ::write(stop_fd_.get(), &one, sizeof one);
 }
