@@ -31,9 +31,12 @@ TEST_CASE("stage 01: a pipelined client across SIGTERM gets every answer, the la
   // One request in flight at a time: the others wait in the socket and the parser, unread,
   // when the stop begins.
   StageProcess stage(stage_binary(), dispatch_args(dispatch, {"--max-pipeline", "1", "--drain-timeout-ms", "10000"}));
+  // More than one read of them (each ~4 KB): before, the ones past the first read were
+  // still in the socket at the stop, and never read.
   constexpr int kSent = 24;
+  const std::string request = "GET /sleep?ms=5 HTTP/1.1\r\nHost: t\r\nX-Pad: " + std::string(4000, 'p') + "\r\n\r\n";
   Client c(stage.port());
-  c.send(repeat(get("/sleep?ms=5"), kSent));  // on loopback, in the server's socket when send() returns
+  c.send(repeat(request, kSent));  // on loopback, in the server's socket when send() returns
   auto first = c.read_response(5000ms);
   REQUIRE(first);
   stage.signal(SIGTERM);
