@@ -200,6 +200,13 @@ void Connection::dispatch_ready() {
       continue_pending_ = true;
     }
   }
+  start_clocks();
+}
+// [connection.dispatch]
+
+// The head's clock runs from its first byte, the body's (chapter 06) from the head's end;
+// each stops when its part is complete. sweep() reads them.
+void Connection::start_clocks() {
   if (parser_.head_in_progress()) {
     if (head_started_ns_ == 0) head_started_ns_ = worker_.now_ns();
   } else {
@@ -214,7 +221,6 @@ void Connection::dispatch_ready() {
     body_started_ns_ = 0;
   }
 }
-// [connection.dispatch]
 
 void Connection::reject(int status, std::string_view reason) {
   if (rejected_) return;  // one error answer per connection
@@ -539,7 +545,6 @@ void Connection::sweep(std::int64_t now) {
     reject(408, "the request head did not arrive in time");  // then close
     return;
   }
-  // [connection.body_floor]
   // Chapter 06: a body has --body-timeout-ms, plus a second for every --body-min-rate
   // bytes it brings (mod_reqtimeout's MinRate); timed, like the head, only while read.
   if (body_started_ns_ != 0 && !wants_to_read()) {
@@ -555,7 +560,6 @@ void Connection::sweep(std::int64_t now) {
       return;
     }
   }
-  // [connection.body_floor]
   if (now - last_activity_ns_ > o.idle_timeout_ms * kMsToNs) {
     if (exchanges_.empty() && parser_.request_in_progress() && wants_to_read()) {
       reject(408, "the request body stopped arriving");

@@ -116,6 +116,7 @@ class Connection final : public reactor::IoHandler {
   void feed_read(std::string_view bytes);
   bool drain_input_taken() const;
   void dispatch_ready();
+  void start_clocks();
   void reject(int status, std::string_view reason);
   void emit(Exchange& ex, std::string&& bytes);
   void queue_out(std::string&& bytes);
