@@ -216,6 +216,7 @@ const llhttp_settings_t& RequestParser::Impl::settings() {
 // returns the bytes taken: the rest are the caller's to keep and feed again.
 std::size_t RequestParser::Impl::feed(std::string_view bytes, std::size_t max_ready) {
   if (stopped || bytes.empty()) return bytes.size();
+  if (ready.size() >= max_ready) return 0;
   const char* p = bytes.data();
   std::size_t n = bytes.size();
   if (unknown_method) {
