@@ -83,15 +83,6 @@ std::vector<Fd> flood(int port, int conns, const std::string& burst, std::chrono
   return fds;
 }
 
-/// The child's address space in KiB (VmSize), or -1.
-long vm_size_kib(pid_t pid) {
-  std::ifstream status("/proc/" + std::to_string(pid) + "/status");
-  for (std::string line; std::getline(status, line);) {
-    if (line.rfind("VmSize:", 0) == 0) return std::stol(line.substr(7));
-  }
-  return -1;
-}
-
 }  // namespace
 
 // The README's bound, per connection: --read-ahead-bytes of unparsed input, one parsed
@@ -141,6 +132,17 @@ TEST_CASE("stage 06: a pipelined flood that closes keeps RSS within connections 
 }
 
 #if !defined(HANDOFF_SANITIZED)  // a sanitizer's runtime reserves terabytes of address space
+namespace {
+/// The child's address space in KiB (VmSize), or -1.
+long vm_size_kib(pid_t pid) {
+  std::ifstream status("/proc/" + std::to_string(pid) + "/status");
+  for (std::string line; std::getline(status, line);) {
+    if (line.rfind("VmSize:", 0) == 0) return std::stol(line.substr(7));
+  }
+  return -1;
+}
+}  // namespace
+
 TEST_CASE("stage 06: under an address-space limit a connection that cannot get memory is closed, and others are served",
           "[stage][adversarial][ch06]") {
   const std::string dispatch = GENERATE("inline", "pool");
