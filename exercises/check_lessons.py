@@ -6,8 +6,9 @@ with no mutant, or a mutant that passes, fails `ctest -L solution`"). The second
 mutant that passes, is each mutant's own CTest test; this script is the first half. For
 each exercises/NN-slug/ it reads
 
-  * README.md's section "## Lessons and mutants": one "### Lesson: ..." heading per lesson,
-    and under it one "- mutant `NAME`" line per mutant that grades it;
+  * README.md's section "## Lessons and mutants": one "### Lesson: ..." heading per lesson
+    (or a "**Lesson: ...**" line, where the section is folded in a <details> block, which a
+    heading cannot sit in), and under it one "- mutant `NAME`" line per mutant that grades it;
   * CMakeLists.txt's add_exercise(): the names after MUTANTS, RACE_MUTANTS, MODEL_MUTANTS;
 
 and fails when a lesson has no mutant, a README names a mutant the build does not make, or
@@ -48,7 +49,7 @@ def lessons(readme: str):
         return None
     found, current = {}, None
     for line in section.group(1).splitlines():
-        heading = re.match(r"^### Lesson:\s*(.+?)\s*$", line)
+        heading = re.match(r"^### Lesson:\s*(.+?)\s*$", line) or re.match(r"^\*\*Lesson:\s*(.+?)\*\*\s*$", line)
         if heading:
             current = heading.group(1)
             found[current] = []

@@ -22,7 +22,9 @@ Role: the command line over the harness's modules.
       it out and back, to OUT/06-full-system/failover.{json,csv} (harness/failover.py)
   bench.py profile --mode quick|full --build-dir DIR [--out DIR]
       the loop thread's perf samples per request by category (inline, elastic-1, ring-1 at
-      256 connections) to OUT/03-lost-wakes/loop-profile.{json,csv}; needs perf
+      256 connections) to OUT/03-lost-wakes/loop-profile.{json,csv}, then the flame graphs
+      of chapters 04 and 06 (OUT/CH/flame-*.{json,html,png}, harness/flame_graph.py); needs
+      perf, and npm for the d3-flame-graph template
   bench.py all --mode quick|full --build-dir DIR [--out DIR] [--strict] [--budget-s S]
       every benchmarks/specs/*.toml that says in_all (the default), then the probe, the
       micro-benchmarks, the records, the loop peers and the profile; parts not built (and the profile
@@ -35,13 +37,16 @@ Role: the command line over the harness's modules.
       committed results), with a progress line and the time left; run again, it resumes
       (parts done are kept, and a spec's finished cells). It refuses a busy machine (load
       average, or others' CPU over a short sample: harness/busy.py) unless --busy-ok, and
-      ends with NEW/REPORT.md: every figure the book shows, committed and new, and every
-      verdict that flips (harness/book_figures.py), then the seeds' headline table
-      (book/_ext/headline_table.py)
+      ends with NEW/REPORT.md: every figure the book shows, committed and new, every
+      verdict that flips and every sentence the book built from NEW marks
+      (harness/book_figures.py; each verdict is harness/verdict.py's), then the seeds'
+      headline table (book/_ext/headline_table.py)
   bench.py compare --out NEW [--against DIR]
       that report alone, from results already there
   bench.py verify SPEC.toml [--out DIR]
       re-read a spec's written results and check that they are whole
+  bench.py targets
+      the build targets `all` runs, one a line: what README command 1 (.ci/main) builds
   bench.py replot [--out DIR]
       redraw every plot under OUT from the data its .json recorded (the per-cell summary and
       the spec text; the probe's results), measuring nothing: a change of how plots are
@@ -65,6 +70,7 @@ import glob
 import json
 import os
 import shlex
+import subprocess
 import sys
 import time
 from dataclasses import dataclass
@@ -77,14 +83,18 @@ import micro  # noqa: E402
 import probe  # noqa: E402
 import progress  # noqa: E402
 import busy  # noqa: E402
+import clients  # noqa: E402
 import failover  # noqa: E402
+import flame_graph  # noqa: E402
 import loop_peers  # noqa: E402
 import loop_profile  # noqa: E402
 import postgres  # noqa: E402
 import records  # noqa: E402
 import report  # noqa: E402
+import rounds  # noqa: E402
 import runner  # noqa: E402
 import specfile  # noqa: E402
+import servers  # noqa: E402
 from servers import CHILDREN  # noqa: E402
 
 REPO_ROOT = os.path.dirname(os.path.dirname(HERE))
@@ -97,7 +107,10 @@ def _settings(spec, args):
     return specfile.ModeSettings(
         rounds=args.rounds or base.rounds,
         duration_s=args.duration or base.duration_s,
-        warmup_s=base.warmup_s if args.warmup is None else args.warmup)
+        warmup_s=base.warmup_s if args.warmup is None else args.warmup,
+        # --rounds asks for that many rounds: no more chosen by the data.
+        max_rounds=0 if args.rounds else base.max_rounds,
+        budget_s=base.budget_s)
 
 
 def reproduce_argv(spec, args) -> list[str]:
@@ -310,16 +323,48 @@ def run_failover_part(args) -> tuple[bool, list[str]]:
 
 
 def cmd_profile(args) -> int:
+    """The loop profile, then the flame graphs of the profiles the book shows."""
+    rc = 0
     try:
         loop_profile.run_profile(build_dir=args.build_dir, out_dir=args.out, repo_root=REPO_ROOT,
                             mode=args.mode, argv=args.argv,
                             reproduce_argv=sub_reproduce_argv("profile", args))
     except loop_profile.NotMeasured as e:
         print(f"bench profile: not measured: {e}", file=sys.stderr)
-        return 1
+        rc = 1
     except loop_profile.ProfileError as e:
         print(f"bench profile: {e}", file=sys.stderr)
-        return 1
+        rc = 1
+    try:
+        for w in flame_graph.run_flames(build_dir=args.build_dir, out_dir=args.out, repo_root=REPO_ROOT,
+                                        mode=args.mode, argv=args.argv,
+                                        reproduce_argv=sub_reproduce_argv("profile", args)):
+            print(f"bench profile: wrote {os.path.relpath(w)}")
+    except flame_graph.NotMeasured as e:
+        print(f"bench profile: flame graphs not measured: {e}", file=sys.stderr)
+        rc = 1
+    except (flame_graph.FlameError, servers.StartError, clients.ClientError, OSError,
+            subprocess.TimeoutExpired) as e:
+        print(f"bench profile: flame graphs: {e}", file=sys.stderr)
+        rc = 1
+    return rc
+
+
+def cmd_targets(args) -> int:
+    """The build targets `all` runs, one a line: every spec's stage and floor binaries, the
+    load generator, the probe, the micro-benchmarks, the records' tools, the loop peers and
+    the profile's stage. README command 1 (.ci/main) builds these and nothing else."""
+    names = {"loadgen", os.path.basename(probe.binary(""))}
+    for path in glob.glob(os.path.join(SPECS_DIR, "*.toml")):
+        spec = specfile.load(path)
+        if spec.in_all:
+            names |= {a.binary for a in spec.arms if a.binary}
+    names |= {binary for _, _, binary in micro.BENCHES}
+    names |= {t.binary for t in records.TOOLS}
+    names |= {p.binary for p in loop_peers.PEERS if p.binary}
+    names |= {a.binary for a in loop_profile.arms_and_row(REPO_ROOT)[0]}
+    for name in sorted(names):
+        print(name)
     return 0
 
 
@@ -336,9 +381,10 @@ def cmd_micro(args) -> int:
 
 
 # About how long each part after the specs takes in quick mode (2-core VM), for --budget-s
-# and the time left of `reproduce`; the records' figure is for all of them together. Full
-# mode has no estimate (a budget only stops what would start after it is spent).
-QUICK_ESTIMATE_S = {"probe": 35.0, "micro": 2.0, "records": 80.0, "loop-peers": 11.0, "profile": 14.0,
+# and the time left of `reproduce`; the records' figure is for all of them together, the
+# profile's the loop profile and its flame graphs (14 s and 49 s). Full mode has no estimate
+# (a budget only stops what would start after it is spent).
+QUICK_ESTIMATE_S = {"probe": 35.0, "micro": 2.0, "records": 80.0, "loop-peers": 11.0, "profile": 65.0,
                     "failover": 6.0}
 
 
@@ -567,8 +613,8 @@ def report_context(args, manifest: dict) -> list[str]:
         if manifest.get(key):
             lines.append(f"{what}: " + "; ".join(manifest[key]))
     if manifest.get("mode") == "quick":
-        lines.append("quick mode: one round a cell, so a range is one value and a comparison of "
-                     "two one-round ranges says ahead or behind where full mode's rounds may overlap")
+        lines.append("quick mode: one round a cell, too few for an interval, so every verdict the "
+                     "rule gives is undecided; the report's flips are not findings")
     return lines
 
 
@@ -683,8 +729,12 @@ def replot_one(json_path: str) -> list[str]:
     with open(json_path, encoding="utf-8") as f:
         doc = json.load(f)
     base = json_path[:-len(".json")]
+    if doc.get("kind") == flame_graph.KIND:
+        # The d3-flame-graph template from npm, kept in the release build's folder.
+        return flame_graph.replot(json_path, os.path.join(REPO_ROOT, "build", "release"))
     if doc.get("summary") and doc.get("spec", {}).get("text"):
         spec = specfile.parse(doc["spec"]["text"], doc["spec"].get("path", json_path))
+        spec.margins = rounds.record_margins(doc)   # the spec's margins as they stand now
         summ = {(s["row"], s["arm"]): {**s, "metrics": {
                     m: (runner.sm.Range(r["median"], r["min"], r["max"], r["n"]) if r else None)
                     for m, r in s["metrics"].items()}}
@@ -708,6 +758,11 @@ def replot_one(json_path: str) -> list[str]:
         failover.write_csv(base + ".csv", doc["results"])
         failover.plot(base + "-timeline.png", doc)
         return [base + ".csv", base + "-timeline.png"]
+    if os.path.basename(base) == loop_peers.NAME and doc.get("rounds"):
+        loop_peers.add_verdicts(doc["results"], doc["rounds"])
+        report.write_json(json_path, doc)
+        report.write_csv(base + ".csv", *records.csv_lines(doc["results"]))
+        return [base + ".csv", json_path]
     if os.path.basename(base) == probe.NAME and doc.get("results"):
         probe.plot(base + "-round-trip.png", doc, doc["machine"], doc.get("mode", "?"))
         return [base + "-round-trip.png"]
@@ -849,6 +904,9 @@ def main(argv: list[str]) -> int:
     p.add_argument("--against", type=os.path.abspath, default=DEFAULT_OUT,
                    help="the results to compare with (default: benchmarks/results)")
     p.set_defaults(func=cmd_compare)
+
+    p = sub.add_parser("targets", help="the build targets `all` runs, one a line (what README command 1 builds)")
+    p.set_defaults(func=cmd_targets)
 
     p = sub.add_parser("replot", help="redraw every plot under OUT from its recorded data")
     common(p, need_build=False)

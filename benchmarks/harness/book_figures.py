@@ -5,7 +5,7 @@ A figure enters the book's prose only through the roles of book/_ext/results_cel
 (``result``, ``range``, ``verdict``, ``count``), so the figures the book shows are those
 roles' uses in its pages. This module finds each use in the Markdown sources (the pages
 book/conf.py builds, outside code and inline literals), and reads it twice with the roles'
-own functions (results_cell.evaluate, evaluate_range, evaluate_verdict, evaluate_count):
+own functions (results_cell.evaluate, evaluate_range, verdict_reading, evaluate_count):
 once from the committed results, once from the new ones. For each it gives
 
 - the committed value and range, the new value and range (a ``result`` of one cell has its
@@ -14,9 +14,10 @@ once from the committed results, once from the new ones. For each it gives
   ``expect<=...``), whether the claim holds on each: a verdict is recomputed on the new data
   and a claim that held on the committed data and not on the new one is a *flip*.
 
-The verdict word is found by asking the role itself: the use is evaluated with each of the
-three words as its expected one (and without its ``words=`` phrases), and the one the role
-accepts is the word the data gives; the role's own comparison of ranges decides, not a copy.
+The verdict word is the role's own (results_cell.verdict_reading, which asks the one rule
+in harness/verdict.py), not a copy. Every figure whose value differs between the two folders
+is listed under "Sentences the book marks" with the mark the book built from the new folder
+shows beside it (results_cell.reader_mark).
 """
 
 from __future__ import annotations
@@ -57,6 +58,7 @@ class Reading:
     error: str | None = None
     span: tuple[float, float] | None = None   # one cell's min and max over the rounds
     median: float | None = None               # that cell's median (a result of one cell)
+    why: str | None = None                    # a verdict's ratio, interval, margin and rounds
 
 
 @dataclass
@@ -64,6 +66,12 @@ class Compared:
     use: Use
     old: Reading
     new: Reading
+
+    def marks(self) -> str | None:
+        """The mark the book built from the new folder shows beside this figure, or None."""
+        old = self.old.value if not self.old.error else f"not read ({self.old.error})"
+        new = self.new.value if not self.new.error else f"not read ({self.new.error})"
+        return None if old == new else rc.reader_mark(old, new).replace("\u00a0", " ")
 
     def flips(self) -> bool:
         return self.old.holds is True and self.new.holds is False
@@ -113,19 +121,11 @@ def uses(repo_root: str = REPO_ROOT) -> list[Use]:
 
 
 def _verdict(root: str, text: str) -> Reading:
-    claim = re.search(r"expected\s*=\s*(\w+)", text)
-    claimed = rc.SYNONYMS.get(claim.group(1), claim.group(1)) if claim else None
-    bare = re.sub(r";\s*words\s*=[^;]*", "", text)
-    errors = []
-    for word in rc.VERDICTS:
-        try:
-            rc.evaluate_verdict(root, re.sub(r"expected\s*=\s*\w+", f"expected={word}", bare))
-        except rc.CellError as e:
-            errors.append(str(e))
-            continue
-        return Reading(value=word, holds=word == claimed, claim=claimed)
-    # Each word refused: the data cannot be read (the same message thrice), or says none.
-    return Reading(error=errors[0], claim=claimed)
+    """The word the role's own rule gives (results_cell.verdict_reading, which asks
+    harness/verdict.py), and whether it is the word the sentence claims."""
+    word, why, _, options = rc.verdict_reading(root, text)
+    claimed = rc.expected_word(text, options)
+    return Reading(value=word, holds=word == claimed, claim=claimed, why=why)
 
 
 def _numbers(root: str, text: str, with_median: bool) -> tuple[tuple[float, float] | None, float | None]:
@@ -207,6 +207,13 @@ def render(rows: list[Compared], context: list[str]) -> str:
     else:
         out.append("None: every verdict and expectation that holds on the committed results "
                    "holds on the new ones (or could not be read there; see below).")
+    out.append("")
+    marked = [r for r in rows if r.marks()]
+    out += ["## Sentences the book marks", "",
+            f"Built from the new folder, the book shows these {len(marked)} figures with a mark."
+            if marked else "None: every figure reads the same from both folders.", ""]
+    out += [f"- {r.use.page}:{r.use.line}: {r.marks()}" + (f" ({r.new.why})" if r.new.why else "")
+            for r in marked]
     out.append("")
     page = None
     for r in rows:

@@ -12,7 +12,8 @@ contract (records.contract_problems). Writes OUT/04-turn-shape/loop-peers.json (
 harness's record: machine, commands, mode, settings, every round's reports) and .csv (one
 line per loop x workload, `cpu_us_per_op_median`, `sleeps_per_op_median` and the like, as
 records.py flattens; the ping-pong's `trip_wall_us_p50` and the like; on our loops' lines
-the verdict and ratio against each target peer, add_verdicts).
+the verdict (harness/verdict.py, from each round's pair) and ratio against each target peer,
+add_verdicts).
 A peer that is not built or cannot run here (uvloop not importable) is listed as not
 measured; a peer that fails a round is a failure, and its other rounds are still filed. A
 workload a peer does not run is filed as its result with "not_supported" (the reason) and
@@ -29,8 +30,10 @@ import sys
 from dataclasses import dataclass
 
 import records
+import rounds
 import report
 import summary
+import verdict
 from servers import run_logged
 
 CHAPTER = "04-turn-shape"
@@ -137,24 +140,26 @@ TARGET_PEERS = ("libuv", "boost-asio")
 TARGET_FIGURE = "cpu_us_per_op"
 
 
-def add_verdicts(results: list[dict]) -> None:
+def add_verdicts(results: list[dict], per_round: list[dict]) -> None:
     """On each of our loops' lines (loop "ourloop..."), the verdict of its CPU per operation
-    against each target peer's on the same workload, from the two ranges over rounds
-    (summary.verdict: ahead, overlap or behind; lower is better), and the ratio of medians:
-    verdict_cpu_us_per_op_vs_libuv, ratio_cpu_us_per_op_vs_libuv and the same for Asio."""
-    def rng(line):
-        f = line.get(TARGET_FIGURE)
-        return summary.Range(f["median"], f["min"], f["max"], line["rounds"]) if f else None
+    against each target peer's on the same workload, from the two loops' values round by
+    round (harness/verdict.py, the default margin for CPU; lower is better), and the ratio of
+    medians: verdict_cpu_us_per_op_vs_libuv, ratio_cpu_us_per_op_vs_libuv and the same for
+    Asio."""
+    margin = verdict.margin_for(TARGET_FIGURE)
     by_key = {(r["loop"], r["workload"]): r for r in results}
     for line in results:
         if not line["loop"].startswith("ourloop"):
             continue
         for peer in TARGET_PEERS:
             other = by_key.get((peer, line["workload"]))
-            a, b = rng(line), rng(other) if other else None
-            line[summary.verdict_column(TARGET_FIGURE, peer)] = summary.verdict(a, b, higher_is_better=False)
-            if a and b and b.median:
-                line[summary.ratio_column(TARGET_FIGURE, peer)] = a.median / b.median
+            mine = rounds.loop_peer_rounds(per_round, line["loop"], line["workload"], TARGET_FIGURE)
+            theirs = rounds.loop_peer_rounds(per_round, peer, line["workload"], TARGET_FIGURE)
+            line[summary.verdict_column(TARGET_FIGURE, peer)] = (
+                verdict.of_rounds(mine, theirs, False, margin).word)
+            a, b = line.get(TARGET_FIGURE), (other or {}).get(TARGET_FIGURE)
+            if a and b and b["median"]:
+                line[summary.ratio_column(TARGET_FIGURE, peer)] = a["median"] / b["median"]
 
 
 def run_once(peer: Peer, *, build_dir: str, repo_root: str, base: str, ops: int,
@@ -219,7 +224,7 @@ def run_loop_peers(*, build_dir: str, out_dir: str, repo_root: str, mode: str, a
     results = merge([rs for rs in by_peer if rs])
     if not results:
         return missing, failures
-    add_verdicts(results)
+    add_verdicts(results, per_round)
     doc = report.tool_record(mode=mode, settings=settings, argv=argv, reproduce_argv=reproduce_argv,
                              repo_root=repo_root, build_dir=build_dir, out_dir=out_dir,
                              tool_key="peer",

@@ -220,10 +220,8 @@ def csv_header(compares) -> list[str]:
     for c in compares:
         for m in c.metrics:
             names = [sm.verdict_column(m, c.b), sm.ratio_column(m, c.b)]
-            if c.over == "arms":
-                base = sm.paired_ratio_column(m, c.b)
-                names += [sm.paired_verdict_column(m, c.b),
-                          f"{base}_median", f"{base}_min", f"{base}_max"]
+            base = sm.paired_ratio_column(m, c.b)
+            names += [f"{base}_median", f"{base}_min", f"{base}_max"]
             for col in names:
                 if col not in cols:
                     cols.append(col)
@@ -259,12 +257,10 @@ def csv_rows(spec, summ: dict, comparisons: list[dict]) -> list[dict]:
                     line[sm.verdict_column(c["metric"], c["b"])] = c["verdict"]
                     line[sm.ratio_column(c["metric"], c["b"])] = (
                         f"{c['ratio']:.3f}" if c["ratio"] is not None else "")
-                    if "paired_verdict" in c:
-                        line[sm.paired_verdict_column(c["metric"], c["b"])] = c["paired_verdict"]
-                        base = sm.paired_ratio_column(c["metric"], c["b"])
-                        pr = c["paired_ratio"] or {}
-                        for part, key in (("median", "median"), ("min", "min"), ("max", "max")):
-                            line[f"{base}_{part}"] = (f"{pr[key]:.3f}" if key in pr else "")
+                    base = sm.paired_ratio_column(c["metric"], c["b"])
+                    pr = c["paired_ratio"] or {}
+                    for part, key in (("median", "median"), ("min", "min"), ("max", "max")):
+                        line[f"{base}_{part}"] = (f"{pr[key]:.3f}" if key in pr else "")
             out.append(line)
     return out
 
@@ -536,6 +532,5 @@ def print_table(spec, summ: dict, comparisons: list[dict], mode: str, out) -> No
                 print(f"    {s['row']} x {s['arm']}: {s['stall_runs']} of {s['rounds']}: {runs}",
                       file=out)
     for c in comparisons:
-        ratio = f" ratio {c['ratio']:.3f}" if c["ratio"] is not None else ""
         print(f"  {c['metric']}: {c['a']} vs {c['b']} in {c['within']}: "
-              f"{c['verdict']}{ratio}", file=out)
+              f"{c['verdict_text']}", file=out)

@@ -42,6 +42,7 @@ import servers
 import serverstats
 import stalls
 import summary as sm
+import verdict
 from peers import PEERS
 from specfile import LOOPBACK_HOST, Spec, rotation
 
@@ -229,9 +230,28 @@ def derive(spec_view: Spec, cells: list[dict]):
     compares = [c for c in spec_view.compares
                 if (c.over == "arms" and {c.a, c.b} <= set(arm_names))
                 or (c.over == "rows" and {c.a, c.b} <= set(row_names))]
-    comparisons = sm.compare(summ, compares, row_names, arm_names,
-                             spec_view.min_rounds_for_verdict, cells)
+    comparisons = sm.compare(summ, compares, row_names, arm_names, spec_view.margins, cells)
     return summ, compares, comparisons
+
+
+def more_rounds(spec_view: Spec, cells: list[dict], done: int, settings,
+                elapsed_s: float) -> tuple[bool, str]:
+    """Whether to run another round, and why not: the mode's `rounds` always; past them,
+    only with max_rounds set, while some verdict is undecided and the rounds it says would
+    decide it are within max_rounds, and while one more round (at the pace so far) fits in
+    budget_s. Every round run stays in the record, so each verdict can be recomputed."""
+    if done < settings.rounds:
+        return True, ""
+    if done >= max(settings.max_rounds, settings.rounds):
+        return False, f"{done} rounds, the mode's {'max_rounds' if settings.max_rounds else 'rounds'}"
+    if settings.budget_s and elapsed_s + elapsed_s / done > settings.budget_s:
+        return False, f"{done} rounds: another would pass the budget of {settings.budget_s:.0f} s"
+    _, _, comparisons = derive(spec_view, cells)
+    open_ = [c for c in comparisons if c["verdict"] == "undecided"
+             and (c.get("rounds_to_decide") or 0) <= settings.max_rounds]
+    if not open_:
+        return False, f"{done} rounds: every verdict decided, or beyond max_rounds' reach"
+    return True, f"{len(open_)} verdict(s) undecided"
 
 
 def write_summary_csv(path: str, spec_view: Spec, summ: dict, compares, comparisons) -> None:
@@ -294,8 +314,14 @@ def run_spec(spec: Spec, *, mode: str, build_dir: str, out_dir: str, repo_root: 
     machine = report.machine_info(build_dir, repo_root, out_dir)
     cells = []
     started = time.monotonic()
+    r, stopped = 0, ""
     try:
-        for r in range(settings.rounds):
+        while True:
+            more, stopped = more_rounds(spec_view, cells, r, settings, time.monotonic() - started)
+            if not more:
+                break
+            if r >= settings.rounds:
+                _log(f"{spec.chapter}/{spec.name}: round {r + 1}, {stopped}")
             for row in rotation(rows, r):
                 for order, arm in enumerate(rotation(arms, r)):
                     if (r, row.name, arm.name) in kept:
@@ -308,9 +334,10 @@ def run_spec(spec: Spec, *, mode: str, build_dir: str, out_dir: str, repo_root: 
                     cells.append(cell)
                     if log is not None:
                         log.append(cell)
-                    _log(_progress(cell, settings.rounds))
+                    _log(_progress(cell, max(settings.rounds, settings.max_rounds)))
                     if on_cell is not None:
                         on_cell(cell)
+            r += 1
     finally:
         if log is not None:
             log.close()
@@ -333,10 +360,13 @@ def run_spec(spec: Spec, *, mode: str, build_dir: str, out_dir: str, repo_root: 
                  "chapter": spec.chapter, "name": spec.name, "title": spec.title,
                  "text": spec.text},
         "mode": mode,
-        "settings": {"rounds": settings.rounds, "duration_s": settings.duration_s,
+        "settings": {"rounds": settings.rounds, "max_rounds": settings.max_rounds,
+                     "budget_s": settings.budget_s, "rounds_run": r, "stopped": stopped,
+                     "duration_s": settings.duration_s,
                      "warmup_s": settings.warmup_s,
                      "busy_threshold_pct": spec.busy_threshold_pct,
-                     "min_rounds_for_verdict": spec.min_rounds_for_verdict,
+                     "margins": {m: verdict.margin_for(m, spec.margins)
+                                 for c in spec.compares for m in c.metrics},
                      "stall_us": spec.stall_us, "stall_samples": spec.stall_samples,
                      "host": host,
                      "arm_lifecycle": "a fresh server process per cell",

@@ -22,10 +22,18 @@ Shape of a spec:
     verdict_metrics = ["loop_us_per_req", "rps"]
     plots = ["loop_us_per_req", "rps"]
 
+    [margins]                      # optional: each metric's equivalence margin, a fraction:
+    loop_us_per_req = 0.03         # a ratio inside [1/1.03, 1.03] is "level" (harness/verdict.py;
+    rps = 0.05                     # its DEFAULT_MARGINS: 3% for CPU, 5% for rates and the rest)
+
     [modes.quick]                  # and [modes.full]
     rounds = 1
     duration_s = 2
     warmup_s = 1
+    max_rounds = 15                # optional: after `rounds`, go on one round at a time while
+    budget_s = 1200                # a verdict is undecided and the rounds it would take are
+                                   # within max_rounds, and one more round fits in budget_s
+                                   # (harness/runner.py, more_rounds); every round is kept
 
     [[arms]]
     name = "inline"
@@ -115,6 +123,8 @@ class ModeSettings:
     rounds: int
     duration_s: float
     warmup_s: float
+    max_rounds: int = 0       # > rounds: go on round by round while a verdict is undecided
+    budget_s: float = 0.0     # and the rounds so far say one more fits in this time (0: no limit)
 
 
 @dataclass(frozen=True)
@@ -133,7 +143,6 @@ class Spec:
     title: str
     in_all: bool
     busy_threshold_pct: float
-    min_rounds_for_verdict: int
     verdict_metrics: tuple[str, ...]
     plots: tuple[str, ...]
     modes: dict[str, ModeSettings]
@@ -142,6 +151,7 @@ class Spec:
     compares: list[Compare] = field(default_factory=list)
     text: str = ""
     needs: tuple[str, ...] = ()
+    margins: dict[str, float] = field(default_factory=dict)
     stall_us: float = 10_000.0
     stall_samples: bool = False
     headline: bool = False
@@ -241,13 +251,17 @@ def _modes(t: dict) -> dict[str, ModeSettings]:
         m = t.get(mode)
         if m is None:
             raise SpecError(f"modes.{mode} is missing")
-        _only(m, {"rounds", "duration_s", "warmup_s"}, f"modes.{mode}")
+        _only(m, {"rounds", "duration_s", "warmup_s", "max_rounds", "budget_s"}, f"modes.{mode}")
         s = ModeSettings(rounds=int(_need(m, "rounds", int, f"modes.{mode}")),
                          duration_s=float(_need(m, "duration_s", (int, float),
                                                 f"modes.{mode}")),
-                         warmup_s=float(m.get("warmup_s", 1)))
+                         warmup_s=float(m.get("warmup_s", 1)),
+                         max_rounds=int(m.get("max_rounds", 0)),
+                         budget_s=float(m.get("budget_s", 0)))
         if s.rounds < 1 or s.duration_s <= 0 or s.warmup_s < 0:
             raise SpecError(f"modes.{mode}: rounds >= 1, duration_s > 0, warmup_s >= 0")
+        if s.max_rounds and s.max_rounds < s.rounds or s.budget_s < 0:
+            raise SpecError(f"modes.{mode}: max_rounds >= rounds (or 0), budget_s >= 0")
         out[mode] = s
     return out
 
@@ -258,10 +272,10 @@ def parse(text: str, path: str = "<spec>") -> Spec:
         doc = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
         raise SpecError(f"{path}: {e}") from e
-    _only(doc, {"spec", "modes", "arms", "rows", "compare"}, path)
+    _only(doc, {"spec", "modes", "arms", "rows", "compare", "margins"}, path)
     head = _need(doc, "spec", dict, path)
     _only(head, {"chapter", "name", "title", "in_all", "headline", "needs", "busy_threshold_pct",
-                 "min_rounds_for_verdict", "verdict_metrics", "plots", "stall_us",
+                 "verdict_metrics", "plots", "stall_us",
                  "stall_samples"}, "spec")
     arms = [_arm(t, i) for i, t in enumerate(_need(doc, "arms", list, path))]
     rows = [_row(t, i) for i, t in enumerate(_need(doc, "rows", list, path))]
@@ -299,6 +313,7 @@ def parse(text: str, path: str = "<spec>") -> Spec:
         else:
             raise SpecError(f"compare[{i}]: {a!r} and {b!r} must both be arms or both rows")
         compares.append(Compare(a, b, over, tuple(metrics)))
+    margins = _margins(doc.get("margins", {}), METRICS)
     needs = tuple(head.get("needs", []))
     for n in needs:
         if n not in SERVICES:
@@ -317,11 +332,22 @@ def parse(text: str, path: str = "<spec>") -> Spec:
     return Spec(path=path, chapter=chapter, name=name, title=head.get("title", name),
                 in_all=bool(head.get("in_all", True)),
                 busy_threshold_pct=float(head.get("busy_threshold_pct", 25.0)),
-                min_rounds_for_verdict=int(head.get("min_rounds_for_verdict", 3)),
                 verdict_metrics=verdict_metrics, plots=plots,
                 modes=_modes(_need(doc, "modes", dict, path)), arms=arms, rows=rows,
-                compares=compares, text=text, needs=needs, stall_us=float(stall_us),
+                compares=compares, text=text, needs=needs, margins=margins, stall_us=float(stall_us),
                 stall_samples=stall_samples, headline=bool(head.get("headline", False)))
+
+
+def _margins(table, metrics) -> dict[str, float]:
+    """[margins]: metric = fraction, each a known metric and 0 < fraction < 1."""
+    if not isinstance(table, dict):
+        raise SpecError("margins: a table of metric = fraction")
+    for m, v in table.items():
+        if m not in metrics:
+            raise SpecError(f"margins: unknown metric {m!r}")
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 < v < 1:
+            raise SpecError(f"margins: {m} is a fraction between 0 and 1 (0.03 for ±3%), not {v!r}")
+    return {m: float(v) for m, v in table.items()}
 
 
 def load(path: str) -> Spec:

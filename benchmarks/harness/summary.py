@@ -3,9 +3,9 @@
 Role: the arithmetic between raw samples and the book's tables. A cell is one
 (round, row, arm) run; its metrics come from the client's counts and the CPU the
 server's threads spent in the measured window. Over rounds each metric becomes a
-median with its min-max range, and a comparison of two arms (or two rows) gets a
-verdict: "ahead" when the ranges are apart in the better direction, "behind" when
-apart the other way, "overlap" otherwise. Beside the medians, each (row, arm) keeps
+median with its min-max range, and a comparison of two arms (or two rows) gets
+harness/verdict.py's verdict (ahead, behind, level or undecided) from its rounds' paired
+ratios. Beside the medians, each (row, arm) keeps
 every run's max latency and how many runs stalled (max past stall_us, seed 004).
 """
 
@@ -15,6 +15,7 @@ import statistics
 from dataclasses import dataclass
 
 import procfs
+import verdict
 
 # name -> (higher is better, label, format). One table, used by the spec checker,
 # the CSV writer, the plots and the stdout table.
@@ -276,21 +277,6 @@ def over_rounds(values: list[float | None]) -> Range | None:
     return Range(statistics.median(present), min(present), max(present), len(present))
 
 
-def verdict(a: Range | None, b: Range | None, higher_is_better: bool,
-            min_rounds: int = 1) -> str:
-    """Compare two ranges. With fewer than min_rounds samples on either side the
-    ranges are too thin to mean anything and the answer is "too-few-rounds"."""
-    if a is None or b is None:
-        return "n/a"
-    if min(a.n, b.n) < min_rounds:
-        return "too-few-rounds"
-    if a.lo > b.hi:
-        return "ahead" if higher_is_better else "behind"
-    if a.hi < b.lo:
-        return "behind" if higher_is_better else "ahead"
-    return "overlap"
-
-
 def is_stall(max_us: float | None, stall_us: float = STALL_US) -> bool:
     """A run stalled when its worst latency exceeded the threshold (a missing max is not
     a stall: a peer client that reports none says nothing either way)."""
@@ -325,39 +311,19 @@ def summarize(cells: list[dict], rows: list[str], arms: list[str],
     return out
 
 
-def round_ratios(cells: list[dict], ka: tuple[str, str], kb: tuple[str, str],
-                 metric: str) -> list[float]:
-    """a/b for each round in which both cells succeeded and both have the metric: the two
-    arms of a round ran back to back, so a drift of the machine between rounds (a slower
-    phase of a shared host) moves both sides of a ratio and not the ratio."""
-    def by_round(key):
-        return {c.get("round", 0): c["metrics"].get(metric) for c in cells
-                if (c["row"], c["arm"]) == key and c.get("ok")}
-    a, b = by_round(ka), by_round(kb)
-    return [a[r] / b[r] for r in sorted(a.keys() & b.keys())
-            if a[r] is not None and b[r] not in (None, 0)]
-
-
-def paired_verdict(ratios: list[float], higher_is_better: bool, min_rounds: int = 1) -> str:
-    """The sign of every round's a/b: "ahead" when a was better than b in every round,
-    "behind" when worse in every round, else "overlap". Five rounds all one way happen by
-    chance once in sixteen (either way) when the two arms are level."""
-    if len(ratios) < max(min_rounds, 1):
-        return "too-few-rounds"
-    if all(r > 1 for r in ratios):
-        return "ahead" if higher_is_better else "behind"
-    if all(r < 1 for r in ratios):
-        return "behind" if higher_is_better else "ahead"
-    return "overlap"
+def round_values(cells: list[dict], key: tuple[str, str], metric: str) -> dict[int, float]:
+    """{round: value} of one (row, arm) over its successful cells that have the metric."""
+    return {c.get("round", 0): c["metrics"][metric] for c in cells
+            if (c["row"], c["arm"]) == key and c.get("ok") and c["metrics"].get(metric) is not None}
 
 
 def compare(summary: dict[tuple[str, str], dict], compares, rows: list[str],
-            arms: list[str], min_rounds: int, cells: list[dict] | None = None) -> list[dict]:
+            arms: list[str], margins: dict[str, float], cells: list[dict]) -> list[dict]:
     """One verdict per comparison, metric, and row (arm comparisons) or arm (row
-    comparisons). The ratio is median(a)/median(b). With the cells, each arm comparison is
-    also judged round by round (paired_*): the ranges compare every round of a with every
-    round of b, and on a host that drifts between rounds they overlap even where a beat b
-    in each round."""
+    comparisons): harness/verdict.py's, from each round's a/b (the two sides of a round
+    ran back to back, so a drift of the host between rounds moves both sides of a round's
+    ratio and not the ratio), against the spec's margin for the metric. Beside it the
+    ratio of medians and the per-round ratios' median and min-max (paired_ratio)."""
     out = []
     for c in compares:
         within = rows if c.over == "arms" else arms
@@ -369,18 +335,18 @@ def compare(summary: dict[tuple[str, str], dict], compares, rows: list[str],
                 ra, rb = summary[ka]["metrics"][m], summary[kb]["metrics"][m]
                 ratio = (ra.median / rb.median
                          if ra is not None and rb is not None and rb.median else None)
-                entry = {
+                va, vb = round_values(cells, ka, m), round_values(cells, kb, m)
+                v = verdict.of_rounds(va, vb, METRICS[m][0], verdict.margin_for(m, margins))
+                ratios = [va[r] / vb[r] for r in sorted(va.keys() & vb.keys()) if vb[r]]
+                out.append({
                     "a": c.a, "b": c.b, "over": c.over, "within": w, "metric": m,
-                    "verdict": verdict(ra, rb, METRICS[m][0], min_rounds),
+                    "verdict": v.word, "verdict_text": v.text(),
+                    "rounds_to_decide": v.rounds_to_decide,
                     "ratio": ratio,
                     "a_range": ra.as_dict() if ra else None,
                     "b_range": rb.as_dict() if rb else None,
-                }
-                if cells is not None and c.over == "arms":
-                    ratios = round_ratios(cells, ka, kb, m)
-                    entry["paired_verdict"] = paired_verdict(ratios, METRICS[m][0], min_rounds)
-                    entry["paired_ratio"] = over_rounds(ratios).as_dict() if ratios else None
-                out.append(entry)
+                    "paired_ratio": over_rounds(ratios).as_dict() if ratios else None,
+                })
     return out
 
 
@@ -390,10 +356,6 @@ def verdict_column(metric: str, b: str) -> str:
 
 def ratio_column(metric: str, b: str) -> str:
     return f"ratio_{metric}_vs_{b}"
-
-
-def paired_verdict_column(metric: str, b: str) -> str:
-    return f"paired_verdict_{metric}_vs_{b}"
 
 
 def paired_ratio_column(metric: str, b: str) -> str:

@@ -400,51 +400,32 @@ class Verdicts(unittest.TestCase):
         self.assertIsNone(sm.over_rounds([None, None]))
         self.assertEqual(sm.over_rounds([2.0, 9.0, 4.0]).median, 4.0)
 
-    def test_verdicts_in_both_directions(self):
-        lo = sm.Range(5, 4, 6, 5)
-        hi = sm.Range(10, 8, 12, 5)
-        near = sm.Range(7, 5.5, 9, 5)
-        # CPU µs: lower is better.
-        self.assertEqual(sm.verdict(lo, hi, higher_is_better=False), "ahead")
-        self.assertEqual(sm.verdict(hi, lo, higher_is_better=False), "behind")
-        # Requests/s: higher is better.
-        self.assertEqual(sm.verdict(hi, lo, higher_is_better=True), "ahead")
-        self.assertEqual(sm.verdict(lo, hi, higher_is_better=True), "behind")
-        self.assertEqual(sm.verdict(lo, near, higher_is_better=True), "overlap")
-        self.assertEqual(sm.verdict(near, hi, higher_is_better=False), "overlap")
-
-    def test_touching_ranges_overlap_and_thin_or_missing_ranges_give_no_verdict(self):
-        a = sm.Range(5, 4, 6, 5)
-        b = sm.Range(7, 6, 8, 5)
-        self.assertEqual(sm.verdict(a, b, True), "overlap")
-        self.assertEqual(sm.verdict(sm.Range(1, 1, 1, 1), sm.Range(9, 9, 9, 1), True, 3),
-                         "too-few-rounds")
-        self.assertEqual(sm.verdict(None, b, True), "n/a")
-
     def _cells(self):
         cells = []
-        for r, (a_us, b_us) in enumerate([(5, 9), (6, 10), (5.5, 11)]):
+        for r, (a_us, b_us) in enumerate([(5, 9), (6, 10), (5.5, 11), (5, 9.5), (6, 10.5)]):
             for arm, us in (("ring", a_us), ("dgram", b_us)):
                 metrics = {m: None for m in sm.METRICS}
                 metrics.update(loop_us_per_req=us, rps=1000.0 + r, errors=0.0,
                                busy_pct=40.0 if (arm, r) == ("ring", 1) else 1.0)
                 cells.append({"round": r, "row": "c16", "arm": arm, "ok": True,
                               "metrics": metrics})
-        cells.append({"round": 3, "row": "c16", "arm": "ring", "ok": False,
+        cells.append({"round": 5, "row": "c16", "arm": "ring", "ok": False,
                       "error": "boom", "metrics": {}})
         return cells
 
     def test_summary_and_comparison_of_two_arms(self):
         summ = sm.summarize(self._cells(), ["c16"], ["ring", "dgram"], busy_threshold_pct=25)
         ring = summ[("c16", "ring")]
-        self.assertEqual((ring["rounds"], ring["failed_rounds"], ring["busy_rounds"]), (3, 1, 1))
+        self.assertEqual((ring["rounds"], ring["failed_rounds"], ring["busy_rounds"]), (5, 1, 1))
         self.assertEqual(ring["metrics"]["loop_us_per_req"].median, 5.5)
         cmp = specfile.Compare("ring", "dgram", "arms", ("loop_us_per_req", "rps"))
-        out = sm.compare(summ, [cmp], ["c16"], ["ring", "dgram"], min_rounds=3)
+        out = sm.compare(summ, [cmp], ["c16"], ["ring", "dgram"], {}, self._cells())
         by_metric = {c["metric"]: c for c in out}
         self.assertEqual(by_metric["loop_us_per_req"]["verdict"], "ahead")
-        self.assertAlmostEqual(by_metric["loop_us_per_req"]["ratio"], 0.55)
-        self.assertEqual(by_metric["rps"]["verdict"], "overlap")
+        self.assertAlmostEqual(by_metric["loop_us_per_req"]["ratio"], 5.5 / 10)
+        # Equal rates in every round: level inside the default ±5%.
+        self.assertEqual(by_metric["rps"]["verdict"], "level")
+        self.assertTrue(by_metric["rps"]["verdict_text"].startswith("level: a/b 1.000"))
 
     def test_pool_least_share_is_the_idlest_pool_thread_over_the_busiest(self):
         counters = {"per_thread": [
@@ -462,9 +443,9 @@ class Verdicts(unittest.TestCase):
         kept = {"ok": True, "server_counters": counters, "metrics": {"pool_least_share": 0.9}}
         self.assertEqual(sm.with_counter_shares(kept)["metrics"]["pool_least_share"], 0.9)
 
-    def test_paired_verdict_reads_each_round_where_the_ranges_overlap(self):
+    def test_verdict_reads_each_round_where_the_ranges_overlap(self):
         # A host that drifts between rounds: every round a beats b by a tenth, but the slow
-        # round puts a's range across b's. The ranges say overlap; the rounds say ahead.
+        # rounds put a's range across b's. The ranges overlap; the paired rounds say ahead.
         cells = []
         for r, scale in enumerate([1.0, 1.6, 1.0, 1.5, 1.0]):
             for arm, us in (("a", 4.5 * scale), ("b", 5.0 * scale)):
@@ -473,27 +454,23 @@ class Verdicts(unittest.TestCase):
                 cells.append({"round": r, "row": "c16", "arm": arm, "ok": True,
                               "metrics": metrics})
         summ = sm.summarize(cells, ["c16"], ["a", "b"], busy_threshold_pct=25)
+        a, b = summ[("c16", "a")]["metrics"]["server_us_per_req"], summ[("c16", "b")]["metrics"]["server_us_per_req"]
+        self.assertTrue(a.hi > b.lo)            # the ranges overlap
         cmp = specfile.Compare("a", "b", "arms", ("server_us_per_req",))
-        (out,) = sm.compare(summ, [cmp], ["c16"], ["a", "b"], min_rounds=3, cells=cells)
-        self.assertEqual(out["verdict"], "overlap")
-        self.assertEqual(out["paired_verdict"], "ahead")
+        (out,) = sm.compare(summ, [cmp], ["c16"], ["a", "b"], {}, cells)
+        self.assertEqual(out["verdict"], "ahead")
         self.assertAlmostEqual(out["paired_ratio"]["max"], 0.9)
-        # One round the other way, and the rounds no longer say ahead; nor do too few.
-        self.assertEqual(sm.paired_verdict([0.9, 1.05, 0.9], False, 3), "overlap")
-        self.assertEqual(sm.paired_verdict([1.2, 1.1, 1.3], False, 3), "behind")
-        self.assertEqual(sm.paired_verdict([1.2, 1.1, 1.3], True, 3), "ahead")
-        self.assertEqual(sm.paired_verdict([0.9, 0.8], False, 3), "too-few-rounds")
-        # A failed round of either arm drops that round's pair.
-        cells[2]["ok"] = False
-        self.assertEqual(len(sm.round_ratios(cells, ("c16", "a"), ("c16", "b"),
-                                             "server_us_per_req")), 4)
+        # The spec's margin is the one applied: with ±20% a tenth is no difference worth naming.
+        (wide,) = sm.compare(summ, [cmp], ["c16"], ["a", "b"], {"server_us_per_req": 0.2}, cells)
+        self.assertEqual(wide["verdict"], "level")
 
     def test_csv_puts_the_verdict_on_the_first_arms_line(self):
         spec = specfile.parse(MINIMAL.replace('compare = [["b", "a"]]',
                                               'compare = [["ring", "dgram"]]')
                               .replace('"a"', '"ring"').replace('"b"', '"dgram"'))
         summ = sm.summarize(self._cells(), ["c16"], ["ring", "dgram"], 25)
-        comparisons = sm.compare(summ, spec.compares, ["c16"], ["ring", "dgram"], 3)
+        comparisons = sm.compare(summ, spec.compares, ["c16"], ["ring", "dgram"], spec.margins,
+                                 self._cells())
         buf = io.StringIO()
         header = report.csv_header(spec.compares)
         w = csv.DictWriter(buf, fieldnames=header, restval="")
@@ -1395,19 +1372,28 @@ class LoopPeers(unittest.TestCase):
         self.assertEqual(loop_peers.rotation(peers, 1), ["asio", "asyncio", "libuv"])
         self.assertEqual(loop_peers.rotation([], 3), [])
 
-    def test_verdicts_compare_our_ranges_with_each_target_peer_per_workload(self):
-        def line(loop, workload, lo, mid, hi):
-            return {"loop": loop, "workload": workload, "rounds": 3,
-                    "cpu_us_per_op": {"median": mid, "min": lo, "max": hi}}
-        results = [line("ourloop", "w", 1, 2, 3), line("libuv", "w", 4, 5, 6),
-                   line("boost-asio", "w", 2.5, 3, 3.5), line("ourloop", "x", 9, 10, 11),
-                   line("libuv", "x", 1, 2, 3)]
-        loop_peers.add_verdicts(results)
+    def test_verdicts_pair_our_rounds_with_each_target_peers_per_workload(self):
+        # Five rounds of per-op CPU: ours against libuv and Asio on w, ours against libuv on x.
+        per_round_values = {("ourloop", "w"): [2, 2.1, 1.9, 2, 2.2], ("libuv", "w"): [5, 5.2, 4.8, 5, 5.1],
+                            ("boost-asio", "w"): [2, 2.1, 1.8, 2.1, 2.2],
+                            ("ourloop", "x"): [10, 11, 10, 9, 10], ("libuv", "x"): [2, 2, 3, 2, 2]}
+        per_round = [{"reports": {}} for _ in range(5)]
+        for (loop, workload), values in per_round_values.items():
+            for i, v in enumerate(values):
+                per_round[i]["reports"].setdefault(loop, {"results": []})["results"].append(
+                    {"workload": workload, "cpu_us_per_op": {"median": v, "min": v, "max": v}})
+        def line(loop, workload):
+            vs = sorted(per_round_values[(loop, workload)])
+            return {"loop": loop, "workload": workload, "rounds": 5,
+                    "cpu_us_per_op": {"median": vs[2], "min": vs[0], "max": vs[-1]}}
+        results = [line("ourloop", "w"), line("libuv", "w"), line("boost-asio", "w"),
+                   line("ourloop", "x"), line("libuv", "x")]
+        loop_peers.add_verdicts(results, per_round)
         self.assertEqual(results[0]["verdict_cpu_us_per_op_vs_libuv"], "ahead")
-        self.assertEqual(results[0]["verdict_cpu_us_per_op_vs_boost-asio"], "overlap")
+        self.assertEqual(results[0]["verdict_cpu_us_per_op_vs_boost-asio"], "undecided")
         self.assertAlmostEqual(results[0]["ratio_cpu_us_per_op_vs_libuv"], 0.4)
         self.assertEqual(results[3]["verdict_cpu_us_per_op_vs_libuv"], "behind")
-        self.assertEqual(results[3]["verdict_cpu_us_per_op_vs_boost-asio"], "n/a")  # Asio ran no x
+        self.assertEqual(results[3]["verdict_cpu_us_per_op_vs_boost-asio"], "undecided")  # Asio ran no x
         self.assertNotIn("verdict_cpu_us_per_op_vs_libuv", results[1])  # only our loops' lines
 
     def test_merge_takes_median_min_max_over_rounds_per_loop_and_workload(self):

@@ -310,6 +310,21 @@ CSV_HEADER = "row,arm,p99_us_median,p99_us_min,p99_us_max,rps_median,rps_min,rps
 COMMITTED = CSV_HEADER + "c16,a,100,90,110,5000,4900,5100\nc16,b,200,190,210,4000,3900,4100\n"
 # The new data: a's p99 now overlaps b's (the verdict flips), the rps ratio still above 1.
 NEW = CSV_HEADER + "c16,a,180,170,195,4500,4400,4600\nc16,b,190,185,200,4000,3950,4050\n"
+# The records beside them: five rounds per arm, which the verdict role pairs by round. In
+# the new one a is cheaper than b in every round, but by an interval that crosses the
+# margin: undecided.
+ROUNDS = {
+    "committed": {"a": {"p99_us": [100, 90, 110, 95, 105], "rps": [5000, 4900, 5100, 5050, 4950]},
+                  "b": {"p99_us": [200, 190, 210, 195, 205], "rps": [4000, 3900, 4100, 4050, 3950]}},
+    "new": {"a": {"p99_us": [180, 170, 195, 175, 185], "rps": [4500, 4400, 4600, 4550, 4450]},
+            "b": {"p99_us": [190, 185, 200, 180, 192], "rps": [4000, 3950, 4050, 4020, 3980]}},
+}
+
+
+def record(rounds: dict) -> str:
+    return json.dumps({"cells": [{"round": r, "row": "c16", "arm": arm, "ok": True,
+                                  "metrics": {m: vs[r] for m, vs in metrics.items()}}
+                                 for arm, metrics in rounds.items() for r in range(5)]})
 NOTE = """# t
 
 The p99 is {result}`01-x/t.csv: p99_us_median[row=c16, arm=a]; .0f µs`, over
@@ -337,6 +352,8 @@ class Report(unittest.TestCase):
             os.makedirs(os.path.join(root, name, "01-x"))
             with open(os.path.join(root, name, "01-x", "t.csv"), "w", encoding="utf-8") as f:
                 f.write(text)
+            with open(os.path.join(root, name, "01-x", "t.json"), "w", encoding="utf-8") as f:
+                f.write(record(ROUNDS[name]))
         self.rows = book_figures.compare(os.path.join(root, "committed"), os.path.join(root, "new"),
                                          repo_root=os.path.join(root, "book"))
 
@@ -354,9 +371,9 @@ class Report(unittest.TestCase):
         self.assertEqual(p99_range.status(), "changed, outside the committed range")
         self.assertEqual((rate.old.value, rate.new.value), ("4000", "4000"))
         self.assertEqual(rate.status(), "changed, within the committed range")  # its range moved
-        self.assertEqual((flip.old.value, flip.new.value, flip.new.claim), ("ahead", "level", "ahead"))
+        self.assertEqual((flip.old.value, flip.new.value, flip.new.claim), ("ahead", "undecided", "ahead"))
         self.assertEqual([r.use.line for r in self.rows if r.flips()], [5])
-        self.assertEqual(flip.status(), "FLIPS: the sentence says ahead, the new data says level")
+        self.assertEqual(flip.status(), "FLIPS: the sentence says ahead, the new data says undecided")
         self.assertEqual((holds.old.value, holds.new.value, holds.status()), ("ahead", "ahead", "same"))
         self.assertEqual((ratio.old.holds, ratio.new.holds, ratio.new.value), (True, True, "1.12"))
         self.assertEqual(ratio.status(), "changed, still holds")   # a ratio has no range
@@ -365,6 +382,11 @@ class Report(unittest.TestCase):
         self.assertIn("note.md:5: FLIPS", flips)
         self.assertEqual(flips.count("FLIPS"), 1)
         self.assertIn("- context line", text)
+        # The marks the book built from the new folder shows, listed with the rule's reading.
+        marks = text.split("## Sentences the book marks")[1].split("\n## ")[0]
+        self.assertIn("note.md:5: the book's machine: ahead; yours: undecided (undecided: a/b", marks)
+        self.assertIn("note.md:3: the book's machine: 100 µs; yours: 180 µs", marks)
+        self.assertNotIn("note.md:6:", marks)      # the rate verdict holds: no mark
 
     def test_a_file_missing_from_the_new_results_is_not_read_not_a_flip(self):
         os.unlink(os.path.join(self.tmp.name, "new", "01-x", "t.csv"))

@@ -7,22 +7,29 @@ cells of the book's cell syntax (``FILE: column[key=value, ...]``, book/_ext/res
 or says why we have none (``not_measured``). Nothing is typed: the seed's figures, unit and
 machine come from the seeds table, ours (median and min–max over the rounds) from the
 results and our machine from the record (.json) beside each results file. The cells are
-read with results_cell's own parser and loader, and the ranges compared with its
-``compare``, so this table and the ``verdict`` role cannot disagree.
+read with results_cell's own parser and loader, and our after is judged against our before
+by the project's one verdict rule (benchmarks/harness/verdict.py, through rounds.judge, as
+the ``verdict`` role judges), so this table and a sentence cannot disagree.
 
-The verdict of a row:
+The verdict of a row, from the seed's direction (its after better or worse than its
+before) and the rule's word for our after against our before:
 
-- ``reproduced``: our after lies on the same side of our before as the seed's after of the
-  seed's before (for most rows the better side; for a cost the seed reported, such as the
-  call_soon chain, the worse), and our two arms' min–max ranges do not overlap;
-- ``level``: our two ranges overlap;
-- ``reversed``: our after lies wholly on the other side;
+- ``reproduced``: ours is ahead where the seed's after was better, or behind where it was
+  worse (a cost the seed reported, such as the call_soon chain's): the interval of our
+  paired ratio lies wholly beyond the margin on the seed's side;
+- ``reversed``: ours is ahead or behind on the other side;
+- ``level``: our interval lies wholly inside the margin: no difference worth naming here;
+- ``undecided``: neither; the cell says how many rounds would decide it, or that the
+  record keeps no rounds;
+- ``needs``: undecided, and the entry's ``needs`` says what this machine lacks to decide it;
 - ``not measured``: no figure of ours is the same comparison; the entry says why.
 
-A cell with no ``_min``/``_max`` columns (a count over the whole run, such as rounds lost)
-is its own range. ``FILE: column[keys] * N`` shows a per-request count per N requests. An
-entry's ``ours_of`` cells make each of our figures a count out of a total ("25 of 40"); the
-ratio is then one of the fractions, as the seed's "2 of 10" is.
+A cell with no ``_min``/``_max`` columns and no total is an exact count of a deterministic
+run (callbacks before a socket), compared as it stands. ``FILE: column[keys] * N`` shows a
+per-request count per N requests. An entry's ``ours_of`` cells make each of our figures a
+count out of a total ("25 of 40"), judged as two proportions (Newcombe's interval); the
+ratio is then one of the fractions, as the seed's "2 of 10" is. No two entries read the
+same cells.
 
 The ``headline-table`` directive renders the table (no arguments; ``:records:`` keeps the
 rows of the records named, comma separated, ``seed 003``; ``:file:`` names another TOML file
@@ -44,7 +51,7 @@ from docutils.parsers.rst import directives
 from sphinx.util import logging
 from sphinx.util.docutils import SphinxDirective
 
-import results_cell as rc  # the cell parser, the loader and the comparison of ranges
+import results_cell as rc  # the cell parser and the loader; the rule via rc.rounds and rc.vd
 from table_frame import frame
 
 __version__ = "1"
@@ -53,7 +60,7 @@ logger = logging.getLogger(__name__)
 
 HEADLINE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "headline.toml")
 TIME_UNITS = {"ns": 1e-9, "µs": 1e-6, "us": 1e-6, "ms": 1e-3, "s": 1.0}
-VERDICT_WORDS = ("reproduced", "level", "reversed", "not measured")
+VERDICT_WORDS = ("reproduced", "reversed", "level", "undecided", "not measured", "needs")
 
 
 @dataclass
@@ -64,10 +71,11 @@ class Side:
     unit: str
     machine: str
     ratio: float | None
-    spans: tuple[tuple[float, float], tuple[float, float]] | None = None
+    spans: tuple[tuple[float, float], tuple[float, float]] | None = None   # the seed's: its direction
     sources: list[str] = field(default_factory=list)
     cells: list[str] = field(default_factory=list)     # ours: the cells, as the TOML names them
     quick: bool = False                                 # ours: read from a quick-mode record
+    judged: object = None                               # ours: verdict.py's Verdict, after against before
 
 
 @dataclass
@@ -80,6 +88,7 @@ class Row:
     ours: Side | None
     verdict: str
     reason: str = ""       # why not measured, or a caveat on the mapping
+    detail: str = ""       # the rule's words: ratio, interval, margin, rounds (verdict.Verdict.text)
 
 
 def load_entries(path: str = HEADLINE) -> list[dict]:
@@ -106,6 +115,19 @@ def load_entries(path: str = HEADLINE) -> list[dict]:
             raise rc.CellError(f"{path}: entry {name!r}: give either ours = [before, after] or not_measured = \"why\"")
         if "ours" in e and len(e["ours"]) != 2:
             raise rc.CellError(f"{path}: entry {name!r}: ours is [before, after]")
+        if "needs" in e and "ours" not in e:
+            raise rc.CellError(f"{path}: entry {name!r}: needs says what would decide our figures; "
+                               f"without ours, say not_measured")
+    # One row per comparison: two rows on the same cells would count one comparison twice.
+    seen: dict[tuple, str] = {}
+    for e in entries:
+        if "ours" in e:
+            key = (tuple(" ".join(c.split()) for c in e["ours"]), tuple(e.get("ours_of", [])))
+            if key in seen:
+                raise rc.CellError(f"{path}: entries {seen[key]!r} and {e['name']!r} read the same "
+                                   f"cells: one comparison is one row (name the other seed pair "
+                                   f"in its note)")
+            seen[key] = e["name"]
     return entries
 
 
@@ -161,9 +183,10 @@ def read_record(csv_path: str) -> dict:
 
 
 def our_cell(root: str, text: str):
-    """'F: col[keys] * 1000' -> (file path, (median, min, max), their texts, the record).
-    The texts are the CSV's own, or for a scaled cell the product to four significant
-    digits (results_table's ``name*1000``)."""
+    """'F: col[keys] * 1000' -> (file path, (median, min, max), their texts, the record, the
+    cell as (column, {key: value}), whether it is a count with no range). The texts are the
+    CSV's own, or for a scaled cell the product to four significant digits (results_table's
+    ``name*1000``)."""
     rel, cells, op, fmt = rc.parse(text)
     if fmt:
         raise rc.CellError(f"{text!r}: a headline cell takes no format")
@@ -183,9 +206,10 @@ def our_cell(root: str, text: str):
     if scale is not None:
         values = [v * scale for v in values]
         raw = [scaled(v) for v in values]
-    if len(values) == 1:          # a count over the whole run: its own range
+    count = len(values) == 1
+    if count:                     # a count over the whole run: its own range
         values, raw = values * 3, raw * 3
-    return path, tuple(values), tuple(raw), read_record(path)
+    return path, tuple(values), tuple(raw), read_record(path), rc.one_line(cells[0], rel), count
 
 
 def scaled(x: float) -> str:
@@ -204,54 +228,69 @@ def our_side(root: str, entry: dict) -> Side:
     cells = [our_cell(root, t) for t in entry["ours"]]
     totals = [our_cell(root, t) for t in entry["ours_of"]] if "ours_of" in entry else None
     machines = []
-    for *_, record in cells:
-        m = machine_short(record)
+    for cell in cells:
+        m = machine_short(cell[3])
         if m not in machines:
             machines.append(m)
-    quick = any(record.get("mode") != "full" for *_, record in cells)
-    (pa, va, xa, _), (pb, vb, xb, _) = cells
+    quick = any(cell[3].get("mode") != "full" for cell in cells)
+    (pa, va, xa, _, ca, count_a), (pb, vb, xb, _, cb, count_b) = cells
+    higher = entry["better"] == "higher"
     if totals:
         texts = [f"{xa[0]} of {totals[0][2][0]}", f"{xb[0]} of {totals[1][2][0]}"]
         fa = va[0] / totals[0][1][0] if totals[0][1][0] else 0.0
         fb = vb[0] / totals[1][1][0] if totals[1][1][0] else 0.0
         ratio = fb / fa if fa else None
-        spans = ((fa, fa), (fb, fb))
+        judged = rc.vd.proportions(round(vb[0]), round(totals[1][1][0]), round(va[0]),
+                                   round(totals[0][1][0]), higher)
     else:
         texts = [figure_text(xa), figure_text(xb)]
         ratio = vb[0] / va[0] if va[0] else None
-        spans = ((va[1], va[2]), (vb[1], vb[2]))
+        if count_a and count_b:
+            judged = rc.vd.exact(vb[0], va[0], higher)
+        elif pa != pb:
+            judged = rc.vd.no_rounds(rc.vd.margin_for(cb[0]), "the two cells are in two records: "
+                                     "no rounds to pair")
+        else:
+            judged = rc.rounds.judge(pa, cb, ca, higher)   # after against before
     return Side(texts[0], texts[1], entry.get("unit", ""), "; ".join(machines), ratio,
-                spans=spans, sources=list(dict.fromkeys([pa, pb])),
-                cells=list(entry["ours"]) + list(entry.get("ours_of", [])), quick=quick)
+                sources=list(dict.fromkeys([pa, pb])),
+                cells=list(entry["ours"]) + list(entry.get("ours_of", [])), quick=quick,
+                judged=judged)
 
 
 def verdict(seed: Side, ours: Side, better: str) -> str:
-    """The seed's direction (after against before), then ours against it, with
-    results_cell.compare deciding whether our two ranges are apart."""
+    """The seed's direction (after against before), then ours against it: our after judged
+    against our before by the one rule (harness/verdict.py, ours.judged). Reproduced when it
+    is ahead or behind on the side the seed's after lay; reversed on the other side; else
+    the rule's own word (level, undecided)."""
     (sa, _), (sb, _) = seed.spans
     if sa == sb:
         raise rc.CellError("the seed's before and after are equal: nothing to reproduce")
     seed_word = "ahead" if (sb < sa) == (better == "lower") else "behind"
-    ours_word = rc.compare(ours.spans[1], ours.spans[0], better)
-    if ours_word == "level":
-        return "level"
+    ours_word = ours.judged.word
+    if ours_word in ("level", "undecided"):
+        return ours_word
     return "reproduced" if ours_word == seed_word else "reversed"
 
 
 def compute_one(root: str, e: dict, seeds: dict[str, dict[str, str]]) -> Row:
     try:
         seed, record = seed_side(e["seed"], seeds)
+        detail = ""
         if "ours" in e:
             ours = our_side(root, e)
             if not ours.unit:
                 ours.unit = seed.unit
             word = verdict(seed, ours, e["better"])
             reason = e.get("note", "")
+            detail = ours.judged.text()
+            if word == "undecided" and "needs" in e:   # more rounds here would not decide it
+                word, reason = "needs", e["needs"]
         else:
             ours, word, reason = None, "not measured", e["not_measured"]
     except rc.CellError as err:
         raise rc.CellError(f"headline entry {e['name']!r}: {err}") from None
-    return Row(e["name"], e["compared"], e["better"], seed, record, ours, word, reason)
+    return Row(e["name"], e["compared"], e["better"], seed, record, ours, word, reason, detail)
 
 
 def compute(root: str, entries: list[dict], seeds_path: str = rc.SEEDS_TABLE) -> list[Row]:
@@ -288,13 +327,16 @@ def report(committed: str, new: str, toml: str = HEADLINE, seeds_path: str = rc.
             seed = f"{r.seed.before} → {with_unit(r.seed.after, r.seed.unit)} ({r.record}, {r.seed.machine})"
             ours = (f"{r.ours.before} → {with_unit(r.ours.after, r.ours.unit)} ({r.ours.machine})"
                     if r.ours else f"not measured: {r.reason}")
+            aside = verdict_aside(r)
             cells = [e["name"], seed, ratio_text(r.seed.ratio), ours,
-                     ratio_text(r.ours.ratio) if r.ours else "–", r.verdict, old]
+                     ratio_text(r.ours.ratio) if r.ours else "–",
+                     r.verdict + (f" ({aside})" if aside else ""), old]
         else:
             words["unreadable"] = words.get("unreadable", 0) + 1
             cells = [e["name"], "", "", r, "", "unreadable", old]
         out.append("| " + " | ".join(c.replace("|", "\\|").replace("\u00a0", " ") for c in cells) + " |")
-    out += ["", "Rows: " + ", ".join(f"{n} {w}" for w, n in words.items()) + "."]
+    order = [w for w in (*VERDICT_WORDS, "unreadable") if words.get(w)]
+    out += ["", "Rows: " + ", ".join(f"{words[w]} {w}" for w in order) + "."]
     return out
 
 
@@ -309,6 +351,20 @@ def ratio_text(r: float | None) -> str:
 
 def with_unit(text: str, unit: str) -> str:
     return f"{text} {unit}" if unit else text
+
+
+def verdict_aside(r: Row) -> str:
+    """The line under a row's verdict: what would decide an undecided row, what a "needs"
+    row lacks; nothing for a decided one (its title gives the interval)."""
+    if r.verdict == "needs":
+        return r.reason
+    if r.verdict == "undecided" and r.ours is not None:
+        v = r.ours.judged
+        if v.rounds_to_decide:
+            more = "more than" if v.rounds_to_decide >= rc.vd.MOST_ROUNDS else "about"
+            return f"{more} {v.rounds_to_decide} rounds would decide it"
+        return v.why
+    return ""
 
 
 def counts(rows: list[Row]) -> dict[str, int]:
@@ -381,7 +437,10 @@ class HeadlineTable(SphinxDirective):
             if r.ours:
                 machines[r.ours.machine] = machines.get(r.ours.machine, 0) + 1
         summary = nodes.paragraph(classes=["results-provenance"])
-        text = f"{len(rows)} rows: " + ", ".join(f"{n} {w}" for w, n in counts(rows).items())
+        needs = sorted({r.reason for r in rows if r.verdict == "needs"})
+        text = f"{len(rows)} rows: " + ", ".join(
+            f"{n} needs ({'; '.join(needs)})" if w == "needs" else f"{n} {w}"
+            for w, n in counts(rows).items() if n or w in VERDICT_WORDS[:5])
         if machines:
             text += "; ours measured on " + ", ".join(f"{m} ({n} rows)" for m, n in machines.items())
         quick = sum(bool(r.ours and r.ours.quick) for r in rows)
@@ -428,8 +487,13 @@ class HeadlineTable(SphinxDirective):
         else:
             row += self._cell([self._small("not measured here"), nodes.paragraph(text=r.reason)])
         verdict_text = nodes.paragraph()
-        verdict_text += nodes.inline(text=r.verdict, classes=["name", "headline-verdict"])
-        row += self._cell([verdict_text], classes=[f"verdict-{r.verdict.replace(' ', '-')}"])
+        verdict_text += nodes.abbreviation(r.verdict, r.verdict, explanation=r.detail or r.reason,
+                                           classes=["name", "headline-verdict"])
+        parts = [verdict_text]
+        aside = verdict_aside(r)
+        if aside:
+            parts.append(self._small(aside))
+        row += self._cell(parts, classes=[f"verdict-{r.verdict.replace(' ', '-')}"])
         return row
 
 

@@ -26,18 +26,29 @@ a computed value with two decimals. A harness verdict column (``verdict_*``) is 
 
     {range}`03-lost-wakes/server.csv: p99_us[row=c256, arm=elastic-u8]; .0f µs`   -> 543–592 µs
 
-``verdict``: the word a comparison of two arms' ranges gives, checked against the word the
-author wrote. ``lower`` or ``higher`` says which is better; ``ahead`` means A's range lies
-wholly on the better side of B's, ``behind`` wholly on the worse, ``level`` that they
-overlap. ``expected=`` is required, and a different computed word fails the build;
-``words=`` renders the three outcomes as phrases (``ahead of|level with|behind``)::
+``verdict``: the word the project's one verdict rule (benchmarks/harness/verdict.py) gives
+for two cells, checked against the word the author wrote. ``lower`` or ``higher`` says which
+is better. The rule reads each round's A/B from the record beside the CSV
+(benchmarks/harness/rounds.py): ``ahead`` or ``behind`` when the ratio's interval lies
+wholly beyond the metric's margin on A's better or worse side, ``level`` when wholly inside
+it, ``undecided`` otherwise (and for a record that keeps no rounds). ``expected=`` is
+required, and a different computed word fails the build; ``words=`` renders the outcomes as
+phrases, three (``ahead of|level with|behind``) or four (a fourth for ``undecided``);
+``show=detail`` renders the rule's whole answer instead ("ahead: a/b 0.866 (0.857–0.874 at
+90%, margin ±3%, 15 rounds)")::
 
     {verdict}`04-turn-shape/loop-peers.csv: cpu_us_per_op[workload=tcp_echo, loop=ourloop] vs cpu_us_per_op[workload=tcp_echo, loop=libuv]; lower; expected=ahead`
 
-A harness verdict column is read the same way (its ``overlap`` is ``level``):
+A harness verdict column, which the harness wrote with the same rule, is read as it stands:
 ``{verdict}`01-baseline/server.csv: verdict_server_us_per_req_vs_nginx[row=c16, arm=inline]; expected=level```.
-So is its round-by-round verdict, ``paired_verdict_*`` (ahead when A was better in every
-round, each round's two arms having run back to back; benchmarks/harness/summary.py).
+The rendered word's title gives the ratio, its interval, the margin and the rounds.
+
+The book is built from the committed results (benchmarks/results) or from a reader's folder
+(``HANDOFF_RESULTS_DIR``, as ``bench.py reproduce`` writes it). From the committed ones a
+claim the data does not bear fails the build. From a reader's folder the build never fails
+on the data: each figure is read from both folders, and where the two differ the sentence
+shows the reader's figure and a mark, "the book's machine: ahead; yours: level"
+(``reader_mark``; the reproduce report lists the same marks).
 
 ``count``: how many lines match, or how many rows a comparison gives a verdict for::
 
@@ -77,12 +88,20 @@ import csv
 import operator
 import os
 import re
+import sys
 
 from docutils import nodes
 from sphinx.util import logging
 from sphinx.util.docutils import SphinxRole
 
-__version__ = "2"
+# The verdict rule and the rounds behind a cell live with the harness, which writes the
+# records; the book reads them from there (never the reverse).
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..",
+                                "benchmarks", "harness"))
+import rounds  # noqa: E402
+import verdict as vd  # noqa: E402
+
+__version__ = "3"
 
 logger = logging.getLogger(__name__)
 
@@ -96,13 +115,26 @@ OPERATORS = {
 }
 # A Python format specification, then whatever unit follows it.
 FORMAT = re.compile(r"^([<>=^]?[+\- ]?#?0?\d*[,_]?(?:\.\d+)?[bcdeEfFgGnoX%]?)(.*)$")
-VERDICTS = ("ahead", "level", "behind")
-SYNONYMS = {"overlap": "level"}
+VERDICTS = vd.WORDS
 SEEDS_TABLE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "seeds.csv")
 
 
 class CellError(Exception):
     """A figure the role cannot read; the message says which and why."""
+
+
+def committed_root(env) -> str:
+    """The results the book's sentences were written against: the ``committed_results``
+    setting (relative to the configuration directory), else benchmarks/results."""
+    configured = getattr(env.config, "committed_results", "") or os.path.join("..", "benchmarks", "results")
+    return os.path.abspath(os.path.join(env.app.confdir, configured))
+
+
+def readers_folder(env) -> bool:
+    """Whether the build reads a reader's results: a folder other than the committed one,
+    when the committed one is there to compare with."""
+    root, book = results_root(env), committed_root(env)
+    return root != book and os.path.isdir(book)
 
 
 def results_root(env) -> str:
@@ -267,7 +299,7 @@ def evaluate(root: str, text: str) -> tuple[str, str]:
     text, expect = split_expect(text)
     rel, cells, op, fmt = parse(text)
     for column, _ in cells:
-        if column and column.startswith(("verdict_", "paired_verdict_")):
+        if column and column.startswith("verdict_"):
             raise CellError(f"{column} is a verdict: quote it with the verdict role and the word "
                             f"the sentence expects (expected=ahead|level|behind)")
     lines, path = load(root, rel)
@@ -315,21 +347,6 @@ def evaluate_range(root: str, text: str) -> tuple[str, str]:
     return f"{lo_text}–{hi_text}" if lo_text != render_number(hi, spec) else hi_text, path
 
 
-def compare(a: tuple[float, float], b: tuple[float, float], better: str) -> str:
-    """ahead: A's range wholly on the better side of B's; behind: wholly on the worse side."""
-    if better == "lower":
-        return "ahead" if a[1] < b[0] else "behind" if a[0] > b[1] else "level"
-    return "ahead" if a[0] > b[1] else "behind" if a[1] < b[0] else "level"
-
-
-def combine(words: list[str]) -> str:
-    if all(w == "ahead" for w in words):
-        return "ahead"
-    if all(w == "behind" for w in words):
-        return "behind"
-    return "level"
-
-
 def parse_options(parts: list[str]) -> dict[str, str]:
     """['lower', 'expected=ahead'] -> {'lower': '', 'expected': 'ahead'}."""
     out = {}
@@ -365,38 +382,82 @@ def better_of(options) -> str:
     return better[0]
 
 
-def verdict_of(lines, rel, a, b_cells, better) -> str:
-    ra = cell_range(lines, rel, *a)
-    return combine([compare(ra, cell_range(lines, rel, *b), better) for b in b_cells])
+def one_line(cell, rel) -> tuple[str, dict[str, str]]:
+    """(column, {key: value}) of a cell that names one line with key=value pairs only."""
+    column, keys = cell
+    if any(op != "=" or len(vs) != 1 for op, vs in keys.values()):
+        raise CellError(f"{column}[{keys_text(keys)}]: a compared cell names one line, key=value")
+    return column, {k: next(iter(vs)) for k, (_, vs) in keys.items()}
 
 
-def evaluate_verdict(root: str, text: str) -> tuple[str, str]:
+def judge(lines, rel, path, a, b_cells, better) -> tuple[str, str]:
+    """The verdict word of cell A against each of B (verdict.combine) and its explanation,
+    from the cells' rounds (rounds.judge). The cells must exist in the CSV."""
+    for column, keys in [a, *b_cells]:   # each side names one line of the CSV
+        read_cell(lines, rel, column if column in lines[0] else f"{base_column(column)}_median", keys)
+    verdicts = [rounds.judge(path, one_line(a, rel), one_line(b, rel), better == "higher")
+                for b in b_cells]
+    return vd.combine(verdicts), "; ".join(v.text() for v in verdicts)
+
+
+def verdict_reading(root: str, text: str) -> tuple[str, str, str, dict]:
+    """(the word the data gives, its explanation, the file, the role's options); no claim
+    is checked here."""
     rel, a, bs, options = parse_comparison(text)
-    op, expected = options.get("expected", ("", ""))
-    expected = SYNONYMS.get(expected, expected)
-    if op != "=" or expected not in VERDICTS:
-        raise CellError(f"{text!r}: write the verdict the sentence claims, expected=ahead|level|behind")
     lines, path = load(root, rel)
     if bs:
-        word = verdict_of(lines, rel, a, bs, better_of(options))
+        word, why = judge(lines, rel, path, a, bs, better_of(options))
     else:
         column, keys = a
-        if not column.startswith(("verdict_", "paired_verdict_")):
-            raise CellError(f"{column}: compare two cells with 'vs', or read a verdict_ "
-                            "or paired_verdict_ column")
-        raw = read_cell(lines, rel, column, keys)
-        word = SYNONYMS.get(raw, raw)
+        if not column.startswith("verdict_"):
+            raise CellError(f"{column}: compare two cells with 'vs', or read a verdict_ column")
+        word = read_cell(lines, rel, column, keys)
         if word not in VERDICTS:
-            raise CellError(f"{column}[{keys_text(keys)}] is {raw!r}, not a verdict")
+            raise CellError(f"{column}[{keys_text(keys)}] is {word!r}, not a verdict "
+                            f"({', '.join(VERDICTS)}): derive it again with bench.py replot")
+        told = rounds.harness_text(rounds.record_of(path), column,
+                                   {k: next(iter(vs)) for k, (_, vs) in keys.items()})
+        why = told or f"{column}[{keys_text(keys)}] in {rel}, as the harness judged it"
+    return word, why, path, options
+
+
+def expected_word(text: str, options: dict) -> str:
+    op, expected = options.get("expected", ("", ""))
+    if op != "=" or expected not in VERDICTS:
+        raise CellError(f"{text!r}: write the verdict the sentence claims, "
+                        f"expected={'|'.join(VERDICTS)}")
+    return expected
+
+
+def verdict_phrase(word: str, options: dict) -> str:
+    if "words" not in options:
+        return word
+    phrases = options["words"][1].split("|")
+    if len(phrases) not in (3, 4):
+        raise CellError("words= gives three phrases (ahead|level|behind) or four (and undecided)")
+    if word == "undecided" and len(phrases) == 3:
+        raise CellError("the data says 'undecided': give words= a fourth phrase for it")
+    return phrases[VERDICTS.index(word)]
+
+
+def explain_verdict(root: str, text: str, check: bool = True) -> tuple[str, str, str]:
+    """(the rendered word or phrase, the rule's explanation, the file). With check, a word
+    other than the sentence's expected= one is an error."""
+    word, why, path, options = verdict_reading(root, text)
+    expected = expected_word(text, options)
+    if options.get("show", ("", ""))[1] == "detail":   # the rule's whole answer, as the title gives it
+        word_shown = why
+    else:
+        word_shown = None
+    if not check:   # a reader's data: the word as it falls, in the sentence's phrase if it has one
+        try:
+            return word_shown or verdict_phrase(word, options), why, path
+        except CellError:
+            return word, why, path
     if word != expected:
-        raise CellError(f"the sentence says {expected!r} but the data says {word!r}: {text.strip()}")
-    shown = word
-    if "words" in options:
-        phrases = options["words"][1].split("|")
-        if len(phrases) != 3:
-            raise CellError("words= gives three phrases: ahead|level|behind")
-        shown = phrases[VERDICTS.index(word)]
-    return shown, path
+        raise CellError(f"the sentence says {expected!r} but the data says {word!r} ({why}): "
+                        f"{text.strip()}")
+    return word_shown or verdict_phrase(word, options), why, path
 
 
 def evaluate_count(root: str, text: str) -> tuple[str, str]:
@@ -414,9 +475,8 @@ def evaluate_count(root: str, text: str) -> tuple[str, str]:
     if "by" not in options or "verdict" not in options:
         raise CellError(f"{text!r}: a counted comparison needs by=COLUMN and verdict=WORD (or verdict!=WORD)")
     op, want = options["verdict"]
-    want = SYNONYMS.get(want, want)
     if want not in VERDICTS:
-        raise CellError(f"verdict{op}{want}: not one of ahead, level, behind")
+        raise CellError(f"verdict{op}{want}: not one of {', '.join(VERDICTS)}")
     by = options["by"][1]
     lines, path = load(root, rel)
     select(lines, rel, {by: ("=", set())})  # the column must exist
@@ -428,8 +488,8 @@ def evaluate_count(root: str, text: str) -> tuple[str, str]:
     n = 0
     for row in rows:
         pin = {by: ("=", {row})}
-        word = verdict_of(lines, rel, (a_column, {**a_keys, **pin}),
-                          [(c, {**k, **pin}) for c, k in bs], better)
+        word, _ = judge(lines, rel, path, (a_column, {**a_keys, **pin}),
+                        [(c, {**k, **pin}) for c, k in bs], better)
         n += (word == want) == (op == "=")
     return str(n), path
 
@@ -569,56 +629,95 @@ def evaluate_param(srcdir: str, text: str) -> tuple[str, str]:
 
 # --- the roles ------------------------------------------------------------------------
 
+def reader_mark(book: str, yours: str) -> str:
+    """The mark beside a sentence whose figure or verdict differs on the reader's results."""
+    return f"the book's machine: {book}; yours: {yours}"
+
+
 class _FigureRole(SphinxRole):
     name = ""
 
-    def figure(self) -> tuple[str, str]:
+    def figure(self, root: str, check: bool = True) -> tuple[str, str, str]:
+        """(the rendered figure, the file it came from, its explanation). With check, a
+        claim the data does not bear (expected=, expect<=) is a CellError."""
         raise NotImplementedError
 
     def run(self):
+        root, book = results_root(self.env), committed_root(self.env)
+        if readers_folder(self.env):
+            return self._reader(root, book)
         try:
-            value, path = self.figure()
+            value, path, why = self.figure(root)
         except CellError as e:
             logger.warning(f"{self.name}: {e}", location=self.get_location(), type="results", subtype="cell")
             return [nodes.problematic(self.rawtext, self.rawtext)], []
         self.env.note_dependency(path)
-        return [nodes.abbreviation(value, value, explanation=self.text.strip(),
-                                   classes=["result-cell", f"{self.name}-figure"])], []
+        return [self._abbr(value, why)], []
+
+    def _abbr(self, value: str, why: str) -> nodes.abbreviation:
+        return nodes.abbreviation(value, value, explanation=why,
+                                  classes=["result-cell", f"{self.name}-figure"])
+
+    def _reader(self, root: str, book: str):
+        """A reader's folder: the reader's figure, and where the book's differs, a mark."""
+        readings = []
+        for where in (root, book):
+            try:
+                readings.append(self.figure(where, check=False))
+            except CellError as e:
+                readings.append(e)
+        mine, theirs = readings
+        if isinstance(mine, CellError) and isinstance(theirs, CellError):
+            logger.warning(f"{self.name}: {theirs}", location=self.get_location(), type="results", subtype="cell")
+            return [nodes.problematic(self.rawtext, self.rawtext)], []
+        shown = theirs if isinstance(mine, CellError) else mine
+        self.env.note_dependency(shown[1])
+        out = [self._abbr(shown[0], shown[2])]
+        yours = f"not read ({mine})" if isinstance(mine, CellError) else mine[0]
+        ours = f"not read ({theirs})" if isinstance(theirs, CellError) else theirs[0]
+        if yours != ours:
+            mark = reader_mark(ours, yours).replace("\u00a0", " ")
+            out += [nodes.Text(" "), nodes.inline("", f"[{mark}]", classes=["reader-mark"])]
+            logger.info(f"{self.get_location()}: {mark}")
+        return out, []
 
 
 class ResultRole(_FigureRole):
     name = "result"
 
-    def figure(self):
-        return evaluate(results_root(self.env), self.text)
+    def figure(self, root, check=True):
+        text = self.text if check else split_expect(self.text)[0]
+        value, path = evaluate(root, text)
+        return value, path, self.text.strip()
 
 
 class RangeRole(_FigureRole):
     name = "range"
 
-    def figure(self):
-        return evaluate_range(results_root(self.env), self.text)
+    def figure(self, root, check=True):
+        return (*evaluate_range(root, self.text), self.text.strip())
 
 
 class VerdictRole(_FigureRole):
     name = "verdict"
 
-    def figure(self):
-        return evaluate_verdict(results_root(self.env), self.text)
+    def figure(self, root, check=True):
+        shown, why, path = explain_verdict(root, self.text, check)
+        return shown, path, f"{self.text.strip()} — {why}"
 
 
 class CountRole(_FigureRole):
     name = "count"
 
-    def figure(self):
-        return evaluate_count(results_root(self.env), self.text)
+    def figure(self, root, check=True):
+        return (*evaluate_count(root, self.text), self.text.strip())
 
 
 class ParamRole(_FigureRole):
     name = "param"
 
-    def figure(self):
-        return evaluate_param(self.env.srcdir, self.text)
+    def figure(self, root, check=True):
+        return (*evaluate_param(self.env.srcdir, self.text), self.text.strip())
 
 
 class SeedRole(SphinxRole):
@@ -639,6 +738,7 @@ class SeedRole(SphinxRole):
 
 def setup(app):
     app.add_config_value("seeds_table", "", "env")
+    app.add_config_value("committed_results", "", "env")
     app.add_role("result", ResultRole())
     app.add_role("range", RangeRole())
     app.add_role("verdict", VerdictRole())

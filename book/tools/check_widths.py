@@ -2,23 +2,27 @@
 """book/tools/check_widths: every book page read in a real browser at a reader's width (book tooling).
 
 Role: the book build's last step. It loads every page of the built HTML in Debian's headless
-Chromium, driven over the DevTools protocol on a pipe (``--remote-debugging-pipe``: no port,
-no websocket, nothing beyond the standard library), and fails when a page cannot be read:
+Chromium under its WebDriver (chromium-driver, driven through python3-selenium), runs the
+project's own measuring script in each page (MEASURE_JS) and fails when a page cannot be
+read. Both widths, 1280 px (a laptop) and 390 px (a phone), are judged by the same rules:
 
-- at 1280 px (a laptop): a table, figure, diagram or code block wider than the text column,
-  whether it sticks out of the column (clipped by the page) or hides behind a horizontal
-  scroll bar of its own box; and a figure whose smallest text is rendered smaller than the
-  body text beside it. For a PNG plot the harness records its smallest text in pixels of the
-  image (the ``handoff:min_text_px`` text chunk, benchmarks/harness/report.py); its size on
-  the page is that times the scale the browser drew the image at. For an SVG diagram
-  (graphviz) it is the smallest ``font-size`` in the file times the scale of its viewBox in
-  the box the browser gave it.
-- at 390 px (a phone): a wide table may scroll inside its own box, but nothing may make the
-  page itself scroll sideways, and nothing else (code, figures, diagrams) may be wider than
-  the column.
+- nothing makes the page itself scroll sideways;
+- no table, figure, diagram or code block is wider than the text column, whether it sticks
+  out of the column (clipped by the page) or hides behind a horizontal scroll of its own
+  box; on a phone alone a table, figure or diagram may scroll inside its own box when the
+  box shows it (a shadow or gradient at the edge it hides: scroll bars are hidden on phones)
+  and a table's key columns (its first, and any headed "verdict") stay in sight: first,
+  sticky, or scrolled to beside a sticky first column that keeps the row's name in sight;
+- no number is cut across two lines;
+- no figure's smallest text is rendered smaller than the body text beside it. For a PNG
+  plot the harness records its smallest text in pixels of the image (the
+  ``handoff:min_text_px`` text chunk, benchmarks/harness/report.py, read here with Pillow);
+  its size on the page is that times the scale the browser drew the image at. For an SVG
+  diagram (graphviz) it is the smallest ``font-size`` in the file times the scale of its
+  viewBox in the box the browser gave it.
 
-    check_widths.py HTML_DIR [--chromium PATH] [--timeout-s S] [--page GLOB]
-                             [--screenshots DIR]
+    check_widths.py HTML_DIR [--chromium PATH] [--chromedriver PATH] [--timeout-s S]
+                             [--page GLOB] [--screenshots DIR]
     check_widths.py --self-test
 
 The whole run is bounded (--timeout-s, default 240): a browser that hangs is killed and the
@@ -33,17 +37,14 @@ import fnmatch
 import json
 import os
 import pathlib
-import queue
 import re
 import shutil
-import struct
-import subprocess
+import signal
 import sys
 import tempfile
 import threading
 import time
 import urllib.parse
-import zlib
 
 WIDE, PHONE = 1280, 390
 HEIGHT = 900
@@ -89,9 +90,14 @@ MEASURE_JS = r"""
     const out = [];
     for (let n = el; n && n !== document.documentElement; n = n.parentElement) {
       const ox = getComputedStyle(n).overflowX;
-      if (ox !== 'visible' && n.scrollWidth > n.clientWidth + 1)
+      if (ox !== 'visible' && n.scrollWidth > n.clientWidth + 1) {
+        // A visible sign that the box scrolls (scroll bars are hidden on phones and here):
+        // a shadow or gradient the box draws at the edge that hides something.
+        const cs = getComputedStyle(n);
         out.push({tag: n.tagName.toLowerCase(), cls: n.className || '', overflow: ox,
-                  hidden_px: n.scrollWidth - n.clientWidth});
+                  hidden_px: n.scrollWidth - n.clientWidth,
+                  sign: cs.backgroundImage !== 'none' || cs.boxShadow !== 'none'});
+      }
       if (n === main) break;
     }
     return out;
@@ -115,6 +121,27 @@ MEASURE_JS = r"""
       // The narrowest this table can be laid out (its words unbroken): the headroom left.
       const w = el.style.width; el.style.width = 'min-content';
       b.min_width = el.getBoundingClientRect().width; el.style.width = w;
+      // Its key columns, the first (what a row is) and any headed "verdict": each must be in
+      // sight with the table scrolled to its start, or sticky (it stays in sight).
+      const head = el.tHead ? el.tHead.rows[0] : el.rows[0];
+      const box = b.scrollers.length ? (() => { let n = el.parentElement;
+        while (n && !(getComputedStyle(n).overflowX !== 'visible' && n.scrollWidth > n.clientWidth + 1)) n = n.parentElement;
+        return n; })() : null;
+      b.keys = [];
+      if (head) Array.from(head.cells).forEach((c, i) => {
+        const name = c.textContent.replace('¶', '').trim();
+        if (i !== 0 && !/^verdict/i.test(name)) return;
+        const cells = Array.from(el.rows).map(r => r.cells[i]).filter(x => x);
+        const sticky = cells.every(x => getComputedStyle(x).position === 'sticky');
+        let shown = true;
+        if (box) {
+          const sl = box.scrollLeft; box.scrollLeft = 0;
+          const br = box.getBoundingClientRect(), cr = c.getBoundingClientRect();
+          shown = cr.left >= br.left - 0.5 && cr.right <= br.right + 0.5;
+          box.scrollLeft = sl;
+        }
+        b.keys.push({name: name.slice(0, 40) || `column ${i + 1}`, index: i, sticky, shown});
+      });
     }
     if (el.tagName === 'IMG') {
       b.src = el.currentSrc || el.src; b.natural_width = el.naturalWidth; b.natural_height = el.naturalHeight;
@@ -126,7 +153,21 @@ MEASURE_JS = r"""
     }
     blocks.push(b);
   }
-  return {col, body_px, viewport: window.innerWidth,
+  // A number cut mid-number: its characters laid out on more than one line.
+  const cut = [];
+  const walker = document.createTreeWalker(main, NodeFilter.SHOW_TEXT, {acceptNode: t =>
+    t.parentElement.closest('pre, code, script, style, .highlight') ? NodeFilter.FILTER_REJECT : NodeFilter.FILTER_ACCEPT});
+  const number = /(?:(?<![\w.])[-−])?\d+(?:[.,]\d+)*(?:[\u00a0\u2009\u202f]\d{3})*(?:[.,]\d+)?[×%]?/g;
+  for (let t = walker.nextNode(); t && cut.length < 20; t = walker.nextNode()) {
+    for (const m of t.data.matchAll(number)) {
+      if (m[0].length < 2) continue;
+      const r = document.createRange();
+      r.setStart(t, m.index); r.setEnd(t, m.index + m[0].length);
+      const tops = new Set(Array.from(r.getClientRects()).filter(q => q.width > 0).map(q => Math.round(q.bottom)));
+      if (tops.size > 1) cut.push({text: m[0], ...where(t.parentElement)});
+    }
+  }
+  return {col, body_px, viewport: window.innerWidth, cut_numbers: cut,
           page_scroll_width: Math.max(document.documentElement.scrollWidth, document.body.scrollWidth),
           page_client_width: document.documentElement.clientWidth, blocks};
 })()
@@ -137,182 +178,106 @@ class BrowserError(RuntimeError):
     pass
 
 
-class Chromium:
-    """Headless Chromium driven over --remote-debugging-pipe: the browser reads commands
-    from its fd 3 and writes replies and events to its fd 4, each a JSON text ended by NUL."""
+class Browser:
+    """Debian's headless Chromium under its WebDriver (chromium-driver), through Selenium
+    (python3-selenium). The whole session is bounded: a watchdog kills chromedriver's
+    process group (the browser with it) at the deadline, and the call then in flight fails."""
 
-    def __init__(self, exe: str, deadline: float):
+    def __init__(self, exe: str, driver: str, deadline: float):
+        from selenium import webdriver
+        from selenium.common.exceptions import WebDriverException
+        from selenium.webdriver.chrome.service import Service
         self.deadline = deadline
-        self.profile = tempfile.mkdtemp(prefix="check-widths-")
-        to_browser_r, self._to_browser = os.pipe()
-        self._from_browser, from_browser_w = os.pipe()
-
-        def child_fds():
-            # Runs in the child before exec: put the pipe ends where Chromium looks.
-            a, b = os.dup(to_browser_r), os.dup(from_browser_w)
-            os.dup2(a, 3)
-            os.dup2(b, 4)
-
-        argv = [exe, "--headless", "--no-sandbox", "--disable-gpu", "--remote-debugging-pipe",
-                "--no-first-run", "--no-default-browser-check", "--disable-extensions",
-                "--hide-scrollbars", "--allow-file-access-from-files",
-                "--font-render-hinting=none", f"--user-data-dir={self.profile}", "about:blank"]
+        self.timed_out = False
+        opts = webdriver.ChromeOptions()
+        opts.binary_location = exe
+        for a in ("--headless=new", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
+                  "--allow-file-access-from-files", "--font-render-hinting=none",
+                  f"--window-size={WIDE},{HEIGHT}"):
+            opts.add_argument(a)
+        # Its own process group, so that the watchdog's kill takes the browser too.
+        self.service = Service(executable_path=driver, popen_kw={"start_new_session": True})
+        self.watchdog = threading.Timer(max(0.0, deadline - time.monotonic()), self._expire)
+        self.watchdog.daemon = True
+        self.watchdog.start()
         try:
-            self.proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                         stderr=subprocess.PIPE, close_fds=False,
-                                         preexec_fn=child_fds, start_new_session=True)
-        except OSError as e:
-            raise BrowserError(f"cannot start {exe}: {e}") from e
-        os.close(to_browser_r)
-        os.close(from_browser_w)
-        self._next_id = 0
-        self._replies: dict[int, dict] = {}
-        self._events: "queue.Queue[dict]" = queue.Queue()
-        self._cond = threading.Condition()
-        self._stderr_tail: list[str] = []
-        threading.Thread(target=self._read, daemon=True).start()
-        threading.Thread(target=self._drain_stderr, daemon=True).start()
+            self.driver = webdriver.Chrome(service=self.service, options=opts)
+        except (WebDriverException, OSError) as e:
+            self.close()
+            raise BrowserError(self._why(f"cannot start {driver} with {exe}: {e}")) from e
 
-    def _drain_stderr(self):
-        for line in self.proc.stderr:
-            self._stderr_tail = (self._stderr_tail + [line.decode(errors="replace").rstrip()])[-20:]
+    def _expire(self) -> None:
+        self.timed_out = True
+        self._kill()
 
-    def _read(self):
-        buf = b""
-        while True:
+    def _kill(self) -> None:
+        proc = getattr(self.service, "process", None)
+        if proc is not None and proc.poll() is None:
             try:
-                chunk = os.read(self._from_browser, 1 << 16)
-            except OSError:
-                chunk = b""
-            if not chunk:
-                with self._cond:
-                    self._replies[-1] = {"error": {"message": "the browser closed its pipe"}}
-                    self._cond.notify_all()
-                return
-            buf += chunk
-            while b"\0" in buf:
-                text, buf = buf.split(b"\0", 1)
-                msg = json.loads(text)
-                if "id" in msg:
-                    with self._cond:
-                        self._replies[msg["id"]] = msg
-                        self._cond.notify_all()
-                else:
-                    self._events.put(msg)
-
-    def _left(self, what: str) -> float:
-        left = self.deadline - time.monotonic()
-        if left <= 0:
-            raise BrowserError(f"timed out {what}")
-        return left
-
-    def send(self, method: str, params: dict | None = None, session: str | None = None) -> dict:
-        self._next_id += 1
-        mid = self._next_id
-        msg = {"id": mid, "method": method, "params": params or {}}
-        if session:
-            msg["sessionId"] = session
-        os.write(self._to_browser, json.dumps(msg).encode() + b"\0")
-        with self._cond:
-            while mid not in self._replies and -1 not in self._replies:
-                self._cond.wait(min(self._left(f"waiting for {method}"), 1.0))
-            reply = self._replies.pop(mid, None) or self._replies[-1]
-        if "error" in reply:
-            raise BrowserError(f"{method}: {reply['error'].get('message')}; browser said: "
-                               + " | ".join(self._stderr_tail[-3:]))
-        return reply.get("result", {})
-
-    def wait_event(self, method: str, session: str) -> dict:
-        while True:
-            try:
-                ev = self._events.get(timeout=min(self._left(f"waiting for {method}"), 1.0))
-            except queue.Empty:
-                if self.proc.poll() is not None:
-                    raise BrowserError("the browser exited: " + " | ".join(self._stderr_tail[-3:]))
-                continue
-            if ev.get("method") == method and ev.get("sessionId") == session:
-                return ev
-
-    def close(self):
-        try:
-            os.write(self._to_browser, json.dumps({"id": 0, "method": "Browser.close"}).encode() + b"\0")
-            self.proc.wait(timeout=5)
-        except (OSError, subprocess.TimeoutExpired):
-            pass
-        if self.proc.poll() is None:
-            os.killpg(self.proc.pid, 9)
-            self.proc.wait()
-        for fd in (self._to_browser, self._from_browser):
-            try:
-                os.close(fd)
+                os.killpg(proc.pid, signal.SIGKILL)
             except OSError:
                 pass
-        shutil.rmtree(self.profile, ignore_errors=True)
 
+    def _why(self, said: str) -> str:
+        return "timed out (the run's bound, --timeout-s)" if self.timed_out else said.strip().splitlines()[0]
 
-class Tab:
-    def __init__(self, browser: Chromium):
-        self.b = browser
-        target = browser.send("Target.createTarget", {"url": "about:blank"})["targetId"]
-        self.session = browser.send("Target.attachToTarget", {"targetId": target, "flatten": True})["sessionId"]
-        browser.send("Page.enable", session=self.session)
+    def _bounded(self, what: str, call):
+        from selenium.common.exceptions import WebDriverException
+        left = self.deadline - time.monotonic()
+        if left <= 0:
+            raise BrowserError(f"timed out before {what}")
+        try:
+            self.driver.set_page_load_timeout(left)
+            self.driver.set_script_timeout(left)
+            return call()
+        except (WebDriverException, OSError) as e:   # a killed driver: a refused connection
+            raise BrowserError(self._why(f"{what}: {e}")) from e
 
     def load(self, url: str, width: int) -> None:
-        self.b.send("Emulation.setDeviceMetricsOverride",
-                    {"width": width, "height": HEIGHT, "deviceScaleFactor": 1, "mobile": width < 700},
-                    session=self.session)
-        self.b.send("Page.navigate", {"url": url}, session=self.session)
-        self.b.wait_event("Page.loadEventFired", self.session)
+        def go():
+            self.driver.set_window_size(width, HEIGHT)
+            self.driver.get(url)
+        self._bounded(f"loading {url}", go)
 
-    def evaluate(self, expression: str):
-        r = self.b.send("Runtime.evaluate", {"expression": expression, "awaitPromise": True,
-                                             "returnByValue": True}, session=self.session)
-        if "exceptionDetails" in r:
-            raise BrowserError(f"page script failed: {r['exceptionDetails'].get('text')} "
-                               f"{r['exceptionDetails'].get('exception', {}).get('description', '')}")
-        return r["result"].get("value")
+    def measure(self) -> dict:
+        script = ("const done = arguments[arguments.length - 1];\n"
+                  f"{MEASURE_JS.strip()}.then(done, e => done({{error: String(e && e.stack || e)}}));")
+        m = self._bounded("measuring", lambda: self.driver.execute_async_script(script))
+        if not isinstance(m, dict) or "error" in m:
+            raise BrowserError(f"page script failed: {m.get('error') if isinstance(m, dict) else m}")
+        return m
 
     def screenshot(self, path: str, width: int) -> None:
-        import base64
-        h = self.evaluate("document.documentElement.scrollHeight")
-        self.b.send("Emulation.setDeviceMetricsOverride",
-                    {"width": width, "height": int(h), "deviceScaleFactor": 1, "mobile": width < 700},
-                    session=self.session)
-        data = self.b.send("Page.captureScreenshot", {"format": "png", "captureBeyondViewport": True},
-                           session=self.session)["data"]
-        pathlib.Path(path).write_bytes(base64.b64decode(data))
+        def shoot():
+            h = self.driver.execute_script("return document.documentElement.scrollHeight")
+            self.driver.set_window_size(width, int(h))
+            self.driver.save_screenshot(path)
+        self._bounded("taking a screenshot", shoot)
+
+    def close(self) -> None:
+        self.watchdog.cancel()
+        driver = getattr(self, "driver", None)
+        if driver is not None and not self.timed_out:
+            try:
+                driver.quit()
+            except Exception:  # noqa: BLE001 -- the browser may be gone already; the kill follows
+                pass
+        self._kill()
 
 
 # --- what a figure's text measures ----------------------------------------------------------
 
 def png_text(path: str) -> dict[str, str]:
-    """The tEXt/iTXt/zTXt chunks of a PNG file, by keyword."""
-    out = {}
-    with open(path, "rb") as f:
-        if f.read(8) != b"\x89PNG\r\n\x1a\n":
-            raise ValueError(f"{path} is not a PNG file")
-        while True:
-            head = f.read(8)
-            if len(head) < 8:
-                break
-            n, kind = struct.unpack(">I4s", head)
-            data = f.read(n)
-            f.read(4)
-            if kind == b"tEXt":
-                k, _, v = data.partition(b"\0")
-                out[k.decode("latin-1")] = v.decode("latin-1")
-            elif kind == b"zTXt":
-                k, _, v = data.partition(b"\0")
-                out[k.decode("latin-1")] = zlib.decompress(v[1:]).decode("latin-1")
-            elif kind == b"iTXt":
-                k, _, rest = data.partition(b"\0")
-                compressed, rest = rest[0], rest[2:]
-                _lang, _, rest = rest.partition(b"\0")
-                _tkey, _, text = rest.partition(b"\0")
-                out[k.decode("utf-8")] = (zlib.decompress(text) if compressed else text).decode("utf-8")
-            elif kind == b"IEND":
-                break
-    return out
+    """The text chunks (tEXt, zTXt, iTXt) of a PNG file, by keyword, read with Pillow."""
+    from PIL import Image, UnidentifiedImageError
+    try:
+        with Image.open(path) as im:
+            if im.format != "PNG":
+                raise ValueError(f"{path} is not a PNG file")
+            im.load()   # the text chunks after the image data are read with it
+            return dict(getattr(im, "text", {}))
+    except UnidentifiedImageError as e:
+        raise ValueError(f"{path} is not a PNG file") from e
 
 
 _LENGTH = re.compile(r"^\s*([0-9.]+)\s*(pt|px|in|cm|mm)?\s*$")
@@ -402,29 +367,47 @@ def describe(block: dict) -> str:
 
 
 def judge(page: str, width: int, m: dict, text_ratio: float = 1.0) -> list[str]:
-    """Findings for one page measured at one width (an empty list: it reads)."""
+    """Findings for one page measured at one width (an empty list: it reads). Both widths
+    are judged alike, but for one thing: on a phone a table, figure or diagram may scroll in
+    a box of its own when the box shows that it scrolls, and a table's key columns are in
+    sight (first, or sticky)."""
     out = []
     col_l, col_r = m["col"]["left"], m["col"]["right"]
     col_w = col_r - col_l
     if m["page_scroll_width"] > m["page_client_width"] + 1:
         out.append(f"{page} @{width}px: the page scrolls sideways by "
                    f"{m['page_scroll_width'] - m['page_client_width']} px")
+    for n in m.get("cut_numbers", []):
+        where = f" under “{n['heading']}”" if n.get("heading") else ""
+        out.append(f"{page} @{width}px: the number {n['text']} is cut across two lines{where}")
     for b in m["blocks"]:
         # An element inside a figure or table is judged through its container.
-        may_scroll = width < WIDE and b["kind"] == "table"
+        may_scroll = width < WIDE and b["kind"] in ("table", "figure", "diagram")
         sticks = max(b["right"] - col_r, col_l - b["left"])
         # Past the column with no box of its own that scrolls: the page clips it (or scrolls).
         if sticks > SLACK_PX and not b["scrollers"]:
             out.append(f"{page} @{width}px: {describe(b)} is {b['width']:.0f} px wide, "
                        f"{sticks:.0f} px past the {col_w:.0f} px column (clipped)")
         for s in b["scrollers"]:
-            if may_scroll and s["tag"] != "html" and s["tag"] != "body":
+            box = f"{s['tag']}.{s['cls'].split()[0] if s['cls'] else ''}"
+            if may_scroll and s["tag"] not in ("html", "body"):
+                if not s.get("sign"):
+                    out.append(f"{page} @{width}px: {describe(b)} hides {s['hidden_px']} px behind "
+                               f"a horizontal scroll of its {box} box with no visible sign "
+                               f"(no shadow or gradient at the hidden edge)")
                 continue
             out.append(f"{page} @{width}px: {describe(b)} is {b['width']:.0f} px wide and hides "
-                       f"{s['hidden_px']} px behind a horizontal scroll of its "
-                       f"{s['tag']}.{s['cls'].split()[0] if s['cls'] else ''} box "
+                       f"{s['hidden_px']} px behind a horizontal scroll of its {box} box "
                        f"(overflow-x: {s['overflow']}; the column is {col_w:.0f} px)")
-        if width == WIDE and b["tag"] in ("img", "object"):
+        keys = b.get("keys", [])
+        # A verdict scrolled to still reads with its row when the row's name stays in sight.
+        row_name_stays = bool(keys) and keys[0]["index"] == 0 and keys[0]["sticky"]
+        for k in keys:
+            if not (k["shown"] or k["sticky"] or (row_name_stays and k["index"] != 0)):
+                out.append(f"{page} @{width}px: {describe(b)}: its key column “{k['name']}” is "
+                           f"out of sight behind the scroll, and neither it nor the first column "
+                           f"is sticky")
+        if b["tag"] in ("img", "object"):
             px, how = figure_text_px(b)
             need = m["body_px"] * text_ratio
             if px is None:
@@ -449,31 +432,33 @@ def pages(html_dir: pathlib.Path, pattern: str | None) -> list[pathlib.Path]:
 
 
 def check(html_dir: pathlib.Path, exe: str, timeout_s: float, pattern: str | None = None,
-          shots: str | None = None, widths=(WIDE, PHONE), log=sys.stdout) -> tuple[list[str], int]:
-    deadline = time.monotonic() + timeout_s
-    browser = Chromium(exe, deadline)
+          shots: str | None = None, widths=(WIDE, PHONE), driver: str | None = None) -> tuple[list[str], int]:
+    browser = Browser(exe, driver or default_driver(), time.monotonic() + timeout_s)
     findings: list[str] = []
     todo = pages(html_dir, pattern)
     current = "(starting the browser)"
     try:
-        tab = Tab(browser)
         for p in todo:
             rel = p.relative_to(html_dir).as_posix()
             for width in widths:
                 current = f"{rel} at {width} px"
-                tab.load(p.resolve().as_uri(), width)
-                m = tab.evaluate(MEASURE_JS)
+                browser.load(p.resolve().as_uri(), width)
+                m = browser.measure()
                 findings += judge(rel, width, m)
                 if shots:
                     os.makedirs(shots, exist_ok=True)
                     stem = os.path.join(shots, rel.replace("/", "_")[:-5] + f"-{width}")
                     pathlib.Path(stem + ".json").write_text(json.dumps(m, indent=1), encoding="utf-8")
-                    tab.screenshot(stem + ".png", width)
+                    browser.screenshot(stem + ".png", width)
     except BrowserError as e:
         raise BrowserError(f"{current}: {e}") from e
     finally:
         browser.close()
     return findings, len(todo)
+
+
+def default_driver() -> str:
+    return shutil.which("chromedriver") or "/usr/bin/chromedriver"
 
 
 # --- self-test: the verdicts on measured fixtures, without a browser --------------------------
@@ -487,22 +472,35 @@ def self_test() -> int:
 
     base = {"col": {"left": 100.0, "right": 836.0}, "body_px": 16.0, "viewport": 1280,
             "page_scroll_width": 1280, "page_client_width": 1280, "blocks": []}
+    scroll = {"tag": "div", "cls": "table-wrapper", "overflow": "auto", "hidden_px": 169, "sign": True}
     table = {"kind": "table", "tag": "table", "cls": "", "left": 100.0, "right": 1005.0,
              "width": 905.0, "height": 100, "heading": "Churn", "caption": "churn",
-             "scrollers": [{"tag": "div", "cls": "table-wrapper", "overflow": "auto", "hidden_px": 169}]}
+             "scrollers": [scroll], "keys": [{"name": "row", "index": 0, "sticky": False, "shown": True}]}
     fits = dict(table, right=836.0, width=736.0, scrollers=[])
     expect("a fitting table passes", judge("p", WIDE, dict(base, blocks=[fits])) == [])
     f = judge("p", WIDE, dict(base, blocks=[table]))
     expect("a table behind a scroll at 1280 fails, naming the pixels", len(f) == 1 and "169 px" in f[0])
     f = judge("p", WIDE, dict(base, blocks=[dict(table, scrollers=[])]))
     expect("a table past the column with no scroll box is clipped", len(f) == 1 and "clipped" in f[0])
-    expect("the same table may scroll in its box at 390",
+    expect("the same table may scroll in its box at 390, with a sign and its key in sight",
            judge("p", PHONE, dict(base, blocks=[table])) == [])
+    f = judge("p", PHONE, dict(base, blocks=[dict(table, scrollers=[dict(scroll, sign=False)])]))
+    expect("a table scrolling at 390 with no visible sign fails", len(f) == 1 and "no visible sign" in f[0])
+    hidden = dict(table, keys=table["keys"] + [{"name": "verdict", "index": 5, "sticky": False, "shown": False}])
+    f = judge("p", PHONE, dict(base, blocks=[hidden]))
+    expect("a verdict column out of sight at 390 fails", len(f) == 1 and "“verdict”" in f[0])
+    hidden["keys"][1]["sticky"] = True
+    expect("a sticky verdict column passes", judge("p", PHONE, dict(base, blocks=[hidden])) == [])
+    hidden["keys"][1]["sticky"], hidden["keys"][0]["sticky"] = False, True
+    expect("a verdict beyond the scroll passes beside a sticky first column",
+           judge("p", PHONE, dict(base, blocks=[hidden])) == [])
     expect("the page scrolling sideways at 390 fails",
            len(judge("p", PHONE, dict(base, page_scroll_width=520, page_client_width=390))) == 1)
-    code = dict(table, kind="code block", tag="pre", scrollers=[
-        {"tag": "pre", "cls": "", "overflow": "auto", "hidden_px": 40}], right=836.0)
+    code = dict(table, kind="code block", tag="pre", keys=[], right=836.0, scrollers=[
+        {"tag": "pre", "cls": "", "overflow": "auto", "hidden_px": 40, "sign": True}])
     expect("a code block behind a scroll fails at 390 too", len(judge("p", PHONE, dict(base, blocks=[code]))) == 1)
+    f = judge("p", PHONE, dict(base, cut_numbers=[{"text": "5369", "heading": "h", "caption": ""}]))
+    expect("a number cut across two lines fails", len(f) == 1 and "5369" in f[0])
 
     svg = ('<svg width="620pt" height="100pt" viewBox="0.00 0.00 620.00 100.00">'
            '<text font-size="14.00">a</text><text font-size="10.00">b</text></svg>')
@@ -511,19 +509,10 @@ def self_test() -> int:
     expect("svg: scale in a narrower box", abs(rendered_svg_text_px(mf, vbw, vbh, 310, 50) - 5.0) < 1e-9)
 
     with tempfile.TemporaryDirectory() as tmp:
-        def png(path, key=None, value=None):
-            def chunk(kind, data):
-                return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
-            raw = zlib.compress(b"\0\0\0\0" * 1)
-            body = chunk(b"IHDR", struct.pack(">IIBBBBB", 1, 1, 8, 6, 0, 0, 0))
-            if key:
-                body += chunk(b"tEXt", key.encode() + b"\0" + value.encode())
-            body += chunk(b"IDAT", raw) + chunk(b"IEND", b"")
-            pathlib.Path(path).write_bytes(b"\x89PNG\r\n\x1a\n" + body)
         good = os.path.join(tmp, "good.png")
-        png(good, PNG_TEXT_KEY, "33.3")
+        write_png(good, 1, {PNG_TEXT_KEY: "33.3"})
         bare = os.path.join(tmp, "bare.png")
-        png(bare)
+        write_png(bare, 1, {})
         img = {"kind": "figure", "tag": "img", "cls": "", "left": 100.0, "right": 836.0, "width": 736.0,
                "height": 300, "scrollers": [], "heading": "h", "caption": "c",
                "natural_width": 1472, "box_width": 736, "box_height": 300}
@@ -533,18 +522,34 @@ def self_test() -> int:
         small = dict(ok, box_width=600, right=700.0, width=600.0)
         f = judge("p", WIDE, dict(base, blocks=[small]))
         expect("png: the same plot drawn at 600 px is too small", len(f) == 1 and "13.6 px" in f[0])
+        phone = dict(ok, box_width=343, right=443.0, width=343.0)
+        f = judge("p", PHONE, dict(base, blocks=[phone]))
+        expect("png: the same plot shrunk to a phone's column is too small", len(f) == 1 and "7.8 px" in f[0])
         f = judge("p", WIDE, dict(base, blocks=[dict(img, src=pathlib.Path(bare).as_uri())]))
         expect("png: a plot that records no text size fails", len(f) == 1 and PNG_TEXT_KEY in f[0])
+    cases = 18
     for name in fails:
         print(f"check_widths self-test FAILED: {name}")
-    print(f"check_widths self-test: {12 - len(fails)} of 12 cases hold")
+    print(f"check_widths self-test: {cases - len(fails)} of {cases} cases hold")
     return 1 if fails else 0
+
+
+def write_png(path: str, width: int, text: dict[str, str]) -> None:
+    """A blank PNG `width` pixels wide carrying these text chunks (as the harness's plots
+    carry their smallest text size), written with Pillow; for the tests."""
+    from PIL import Image, PngImagePlugin
+    info = PngImagePlugin.PngInfo()
+    for k, v in text.items():
+        info.add_text(k, v)
+    Image.new("RGBA", (width, 4), (255, 255, 255, 255)).save(path, pnginfo=info)
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("html_dir", nargs="?")
     ap.add_argument("--chromium", default=shutil.which("chromium") or "chromium")
+    ap.add_argument("--chromedriver", default=default_driver(),
+                    help="Chromium's WebDriver (Debian: chromium-driver)")
     ap.add_argument("--timeout-s", type=float, default=240.0)
     ap.add_argument("--page", help="only pages whose path (relative to HTML_DIR) matches this glob")
     ap.add_argument("--screenshots", help="also save a full-page screenshot of each page at each "
@@ -558,7 +563,8 @@ def main() -> int:
     html_dir = pathlib.Path(args.html_dir)
     t0 = time.monotonic()
     try:
-        findings, n = check(html_dir, args.chromium, args.timeout_s, args.page, args.screenshots)
+        findings, n = check(html_dir, args.chromium, args.timeout_s, args.page, args.screenshots,
+                            driver=args.chromedriver)
     except BrowserError as e:
         print(f"check_widths: {e}", file=sys.stderr)
         return 2

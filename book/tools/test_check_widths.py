@@ -7,15 +7,13 @@ Each page breaks one rule, and the check must name it, at the width where it bre
 that keeps every rule must pass at both widths. So the check is not vacuous: deleting a
 measurement from it fails this test.
 
-    test_check_widths.py [--chromium PATH]
+    test_check_widths.py [--chromium PATH] [--chromedriver PATH]
 """
 import argparse
 import pathlib
 import shutil
-import struct
 import sys
 import tempfile
-import zlib
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 import check_widths as cw  # noqa: E402
@@ -28,6 +26,11 @@ article {{ max-width: 736px; margin: 0 auto; padding: 0 12px; box-sizing: conten
 table {{ border-collapse: collapse; }} td {{ padding: 4px 8px; }}
 img, object {{ max-width: 100%; height: auto; }} figure {{ margin: 0; }}
 div.highlight pre {{ white-space: pre; overflow: auto; }}
+@media (max-width: 600px) {{
+  .table-wrapper.sign, figure {{ overflow-x: auto; background: linear-gradient(to left, #888, transparent) right / 1em 100% no-repeat; }}
+  figure img {{ width: 736px; max-width: none; }}
+  .sticky {{ position: sticky; right: 0; background: #fff; }}
+}}
 </style></head><body><article role="main"><section><h1>{title}</h1>
 <p>Body text of the page, at the body's size.</p>
 {body}
@@ -42,6 +45,15 @@ WIDE_TABLE = """<div class="table-wrapper"><table style="min-width: 905px"><capt
 CODE = """<div class="highlight"><pre>""" + "x" * 200 + """</pre></div>"""
 SMALL_PLOT = """<figure><img src="plot-small.png" alt="small plot"></figure>"""
 SMALL_SVG = """<div class="graphviz"><object data="wide.svg" type="image/svg+xml"></object></div>"""
+# On a phone: a table that scrolls with no sign; one whose verdict is beyond the scroll;
+# the same with the verdict sticky and a sign (it reads); a number cut across two lines.
+PHONE_ROWS = "".join(f"<tr><td>c{n}</td><td>ring-{n}</td><td>5691 (5369–6417)</td><td>5691 (5369–6417)</td>"
+                     "<td class='sticky'>ahead</td></tr>" for n in (16, 256))
+NO_SIGN = ("""<div class="table-wrapper"><table style="min-width: 600px"><caption>no sign</caption><tr><th>row</th><th>arm</th>"""
+           """<th>rate</th><th>cpu</th><th class='sticky'>verdict</th></tr>""" + PHONE_ROWS + "</table></div>")
+VERDICT_HIDDEN = NO_SIGN.replace('table-wrapper"', 'table-wrapper sign"').replace("class='sticky'", "")
+VERDICT_STICKY = NO_SIGN.replace('table-wrapper"', 'table-wrapper sign"')
+CUT_NUMBER = """<p style="width: 4em; word-break: break-all">a figure of 123.4567890 µs in a narrow box</p>"""
 SIDEWAYS = """<div style="width: 600px; height: 20px; background: #eee"></div>"""
 WIDE_SVG = ('<svg xmlns="http://www.w3.org/2000/svg" width="1100pt" height="100pt" '
             'viewBox="0.00 0.00 1100.00 100.00"><text x="10" y="50" font-size="12.00">a wide diagram</text></svg>')
@@ -49,29 +61,28 @@ WIDE_SVG = ('<svg xmlns="http://www.w3.org/2000/svg" width="1100pt" height="100p
 # (page, what it holds, the findings wanted: (width, words every such line holds))
 CASES = [
     ("fits.html", FITS, []),
-    ("wide-table.html", WIDE_TABLE, [(1280, "behind a horizontal scroll")]),
+    ("wide-table.html", WIDE_TABLE, [(1280, "behind a horizontal scroll"), (390, "with no visible sign")]),
     ("code.html", CODE, [(1280, "code block"), (390, "code block")]),
-    ("small-plot.html", SMALL_PLOT, [(1280, "smallest text is drawn at 10.0 px")]),
-    ("small-svg.html", SMALL_SVG, [(1280, "smallest text is drawn at")]),
+    ("small-plot.html", SMALL_PLOT, [(1280, "smallest text is drawn at 10.0 px"),
+                                     (390, "smallest text is drawn at 10.0 px")]),
+    ("small-svg.html", SMALL_SVG, [(1280, "smallest text is drawn at"), (390, "smallest text is drawn at")]),
     ("sideways.html", SIDEWAYS, [(390, "the page scrolls sideways")]),
+    ("no-sign.html", NO_SIGN, [(390, "with no visible sign")]),
+    ("verdict-hidden.html", VERDICT_HIDDEN, [(390, "key column “verdict” is out of sight")]),
+    ("verdict-sticky.html", VERDICT_STICKY, []),
+    ("cut-number.html", CUT_NUMBER, [(1280, "is cut across two lines"), (390, "is cut across two lines")]),
 ]
 
 
 def png(path: pathlib.Path, width: int, text_px: float) -> None:
-    """A blank RGBA PNG `width` pixels wide that records its smallest text as the harness does."""
-    def chunk(kind, data):
-        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
-    rows = 4
-    raw = b"".join(b"\0" + b"\xff" * (4 * width) for _ in range(rows))
-    path.write_bytes(b"\x89PNG\r\n\x1a\n"
-                     + chunk(b"IHDR", struct.pack(">IIBBBBB", width, rows, 8, 6, 0, 0, 0))
-                     + chunk(b"tEXt", cw.PNG_TEXT_KEY.encode() + b"\0" + f"{text_px:.2f}".encode())
-                     + chunk(b"IDAT", zlib.compress(raw)) + chunk(b"IEND", b""))
+    """A blank PNG `width` pixels wide that records its smallest text as the harness does."""
+    cw.write_png(str(path), width, {cw.PNG_TEXT_KEY: f"{text_px:.2f}"})
 
 
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--chromium", default=shutil.which("chromium") or "chromium")
+    ap.add_argument("--chromedriver", default=cw.default_driver())
     args = ap.parse_args()
     failures = []
     with tempfile.TemporaryDirectory() as tmp:
@@ -81,7 +92,7 @@ def main() -> int:
         (root / "wide.svg").write_text(WIDE_SVG, encoding="utf-8")
         for name, body, _ in CASES:
             (root / name).write_text(PAGE.format(title=name, body=body), encoding="utf-8")
-        findings, n = cw.check(root, args.chromium, timeout_s=90)
+        findings, n = cw.check(root, args.chromium, timeout_s=90, driver=args.chromedriver)
         if n != len(CASES):
             failures.append(f"read {n} pages, wanted {len(CASES)}")
         for name, _, wanted in CASES:

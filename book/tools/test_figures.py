@@ -4,10 +4,11 @@
 Builds a one-page book with Sphinx -W in a temporary directory, once per case, with the
 roles of book/_ext/results_cell.py and the check of book/_ext/figure_check.py: each good case
 must render its figure; each bad case (a verdict the data contradicts, a seed figure the
-table lacks, a missing constant, a range with no min/max, a figure typed into prose, a
+table lacks, an undecided verdict its phrases cannot say, a missing constant, a range with no min/max, a figure typed into prose, a
 multiplier word, a count of rounds, a verdict column quoted as a number, a ratio past its
 expectation) must fail the build with a message that names the problem.
 """
+import json
 import pathlib
 import sys
 import tempfile
@@ -17,10 +18,15 @@ from sphinx_page import build_page  # noqa: E402
 
 EXT = pathlib.Path(__file__).resolve().parent.parent / "_ext"
 CSV = """row,arm,p99_us_median,p99_us_min,p99_us_max,rps_median,verdict_rps_vs_b
-c16,a,560,543,592,100,overlap
-c16,b,300,214,339,120,
-c16,c,250,240,260,90,
+c16,a,560,543,592,100,level
+c16,b,300,295,305,120,
+c16,c,300,297,303,90,
 """
+# The record beside t.csv: five rounds of p99 per arm (the verdict role pairs them by round;
+# rps has no rounds here, so a verdict on it is "undecided: no rounds kept").
+ROUNDS = {"a": [560, 543, 592, 555, 570], "b": [300, 305, 295, 302, 298], "c": [300, 303, 297, 301, 299]}
+RECORD = json.dumps({"cells": [{"round": r, "row": "c16", "arm": arm, "ok": True, "metrics": {"p99_us": v}}
+                               for arm, values in ROUNDS.items() for r, v in enumerate(values)]})
 SEEDS = """record,id,value,unit,machine,file,line,quote
 seed 000,s.off,7.4, µs,Apple M4,000.txt,28,7.4 µs off
 seed 000,s.on,6.3, µs,Apple M4,000.txt,28,6.3 on
@@ -44,9 +50,11 @@ GOOD = [
     ("{verdict}`t.csv: p99_us[row=c16, arm=a] vs p99_us[row=c16, arm=b]; lower; expected=behind`", ">behind<"),
     ("{verdict}`t.csv: p99_us[row=c16, arm=b] vs p99_us[row=c16, arm=c]; lower; expected=level; words=ahead of|level with|behind`", ">level with<"),
     ("{verdict}`t.csv: verdict_rps_vs_b[row=c16, arm=a]; expected=level`", ">level<"),
+    ("{verdict}`t.csv: rps[row=c16, arm=a] vs rps[row=c16, arm=b]; higher; expected=undecided`", "undecided: no rounds kept"),
+    ("{verdict}`t.csv: p99_us[row=c16, arm=b] vs p99_us[row=c16, arm=c]; lower; expected=level; show=detail`", ">level: a/b 1.000"),
     ("{count}`t.csv: [row=c16, arm!=a]`", ">2<"),
     ("{count}`t.csv: p99_us[arm=c] vs p99_us[arm=a] and p99_us[arm=b]; lower; by=row; verdict!=ahead`", ">1<"),
-    ("{result}`t.csv: p99_us_median[row=c16, arm=a] / p99_us_median[row=c16, arm=c]; ×`", ">2.2×<"),
+    ("{result}`t.csv: p99_us_median[row=c16, arm=a] / p99_us_median[row=c16, arm=c]; ×`", ">1.9×<"),
     ("{result}`t.csv: rps_median[row=c16, arm=b] / rps_median[row=c16, arm=a]; .2f; expect>1`", ">1.20<"),
     ("{seed}`s.off -> s.on`", "(seed 000, Apple M4)"),
     ("{seed}`s.on / s.off; .2f`", ">0.85<"),
@@ -58,6 +66,8 @@ GOOD = [
 BAD = [
     ("a verdict the data contradicts", "{verdict}`t.csv: p99_us[row=c16, arm=a] vs p99_us[row=c16, arm=b]; lower; expected=ahead`",
      "the sentence says 'ahead' but the data says 'behind'"),
+    ("an undecided verdict with three phrases", "{verdict}`t.csv: rps[row=c16, arm=a] vs rps[row=c16, arm=b]; higher; expected=undecided; words=a|b|c`",
+     "give words= a fourth phrase"),
     ("a verdict with no expectation", "{verdict}`t.csv: p99_us[row=c16, arm=a] vs p99_us[row=c16, arm=b]; lower`",
      "write the verdict the sentence claims"),
     ("a verdict column as a number", "{result}`t.csv: verdict_rps_vs_b[row=c16, arm=a]`", "quote it with the verdict role"),
@@ -86,6 +96,7 @@ def main() -> int:
         root = pathlib.Path(tmp)
         (root / "results").mkdir()
         (root / "results" / "t.csv").write_text(CSV, encoding="utf-8")
+        (root / "results" / "t.json").write_text(RECORD, encoding="utf-8")
         (root / "seeds.csv").write_text(SEEDS, encoding="utf-8")
         (root / "code.h").write_text(CODE, encoding="utf-8")
         (root / "conf.py").write_text(CONF, encoding="utf-8")

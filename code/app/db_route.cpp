@@ -10,6 +10,8 @@
 #include <vector>
 
 #include "app/demo_routes.h"
+#include "config/bounds.h"
+#include "upstream/conninfo_redact.h"
 #include "evloop/task.h"
 #include "upstream/pg_await.h"
 
@@ -18,18 +20,19 @@ namespace handoff::app {
 void add_db_flags(CLI::App& app, DbOptions& o) {
   app.add_option("--pg", o.conninfo,
                  "libpq conninfo of the upstream PostgreSQL for GET /db (a host name is looked up on each worker's "
-                 "bounded resolver, not by libpq on the loop); empty: no /db route")
-      ->envname("HANDOFF_PG");
+                 "bounded resolver, not by libpq on the loop; give a password in a password file, PGPASSFILE or "
+                 "~/.pgpass, not here: where it is shown it is shown as ***); empty: no /db route");
   app.add_option("--pg-pool-size", o.pool.pool_size, "each worker's upstream pool: connections kept idle at most")
-      ->check(CLI::PositiveNumber)
+      ->check(config::integer_in(1, 1000))
       ->capture_default_str();
   app.add_option("--pg-max-overflow", o.pool.max_overflow,
                  "each worker's upstream pool: connections open beyond --pg-pool-size at most")
+      ->check(config::integer_in(0, 1000))
       ->capture_default_str();
   app.add_option_function<long>(
          "--pg-timeout-ms", [&o](long ms) { o.pool.timeout = std::chrono::milliseconds(ms); },
          "how long a /db checkout waits for a connection before it answers 503")
-      ->check(CLI::NonNegativeNumber)
+      ->check(config::integer_in(0, 3'600'000))
       ->default_str("30000");
 }
 
@@ -62,7 +65,10 @@ void UpstreamStatus::publish(bool at_start) {
 
 void check_upstream_at_start(DbOptions& options, stats::Registry& registry) {
   options.status = std::make_shared<UpstreamStatus>(registry);
-  const std::string why = upstream::PgConnection::try_connect_once(options.conninfo, 3);
+  // libpq's reasons name hosts and users, not passwords; a malformed conninfo's may quote
+  // part of it, so every reason shown is scrubbed.
+  const std::string why =
+      upstream::scrub_password(upstream::PgConnection::try_connect_once(options.conninfo, 3), options.conninfo);
   if (why.empty()) {
     options.status->reached(true);
     return;
@@ -84,7 +90,9 @@ DbServices::DbServices(evloop::EventLoop& loop, stats::ThreadStats& loop_stats, 
           [this, &loop, conninfo = options.conninfo](Pool::Served done) {
             upstream::PgConnection::connect(
                 loop, conninfo,
-                [this, done = std::move(done)](std::unique_ptr<upstream::PgConnection> c, std::string error) {
+                [this, conninfo, done = std::move(done)](std::unique_ptr<upstream::PgConnection> c,
+                                                         std::string error) {
+                  error = upstream::scrub_password(error, conninfo);
                   if (status_ && c) status_->reached();
                   if (status_ && !c) status_->unreachable(error);
                   done(std::move(c), std::move(error));

@@ -137,7 +137,8 @@ endfunction()
 #            under ASan, which cannot be combined with it. (GCC's -Wtsan, which says that
 #            TSan does not model a standalone fence, is off: a fence an exercise keeps orders
 #            a store before a load, which no race report here depends on.)
-#   STAGE    the tests run stage NN's binary: the HANDOFF_STAGE_BINARY environment names it.
+#   STAGE    the tests run stage NN's binary: the HANDOFF_STAGE_BINARY environment names it,
+#            and building any of the exercise's binaries builds that stage.
 #   MUTANTS  negative controls: the solution built again with -D<NAME>, which weakens it
 #            the way a learner might; each must fail the tests (label `solution`), or the
 #            tests do not grade what the exercise teaches: any failure (WILL_FAIL; with TSAN
@@ -206,6 +207,9 @@ function(add_exercise nn slug)
     if(NOT target STREQUAL "${base}-shared")
       add_executable(${target} ${_srcs})
       target_link_libraries(${target} PRIVATE ${base}-shared)
+      if(ARG_STAGE)
+        add_dependencies(${target} handoff-${ARG_STAGE})  # the stage the tests run, built with them
+      endif()
     endif()
     target_link_libraries(${target} PRIVATE handoff handoff_testkit handoff_catch_main)
     target_include_directories(${target} PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})

@@ -2,18 +2,24 @@
 #include "config/command_line.h"
 
 #include <CLI/CLI.hpp>
+#include <sysexits.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <sstream>
+
+#include "config/bounds.h"
+#include "config/settings_file.h"
 
 namespace handoff::config {
 
 Option* Option::range(double lo, double hi) {
-  option_->check(CLI::Range(lo, hi));
+  option_->check(number_in(lo, hi));
   return this;
 }
 
@@ -48,6 +54,46 @@ Option* Option::excludes(const std::string& other) {
 }
 
 bool Option::given() const { return option_->count() > 0; }
+
+namespace {
+
+// CLI11 reads each --config file through this. parse() has already checked every file
+// (check_settings_files), so here a file only becomes CLI11's items; a key whose environment
+// variable is set is left out, so that the environment wins over a file (CLI11 alone reads
+// the files before the environment, and keeps the first value an option gets).
+class SettingsFileFormat final : public CLI::ConfigBase {
+ public:
+  SettingsFileFormat(const CLI::App& app, std::vector<std::string> settable)
+      : app_(app), settable_(std::move(settable)) {}
+
+  std::vector<CLI::ConfigItem> from_config(std::istream& in) const override {
+    std::ostringstream text;
+    text << in.rdbuf();
+    std::vector<CLI::ConfigItem> items;
+    for (FileSetting& setting : parse_settings(text.str(), "--config", settable_)) {
+      const CLI::Option* option = app_.get_option_no_throw("--" + setting.key);
+      if (option != nullptr && !option->get_envname().empty()) {
+        const char* env = std::getenv(option->get_envname().c_str());
+        if (env != nullptr && *env != '\0') continue;
+      }
+      CLI::ConfigItem item;
+      item.name = setting.key;
+      item.inputs = std::move(setting.values);
+      items.push_back(std::move(item));
+    }
+    return items;
+  }
+
+ private:
+  const CLI::App& app_;
+  std::vector<std::string> settable_;
+};
+
+bool is_settable(const CLI::Option* option) {
+  return option->get_configurable() && !option->get_lnames().empty() && option->get_name() != "--help";
+}
+
+}  // namespace
 
 CommandLine::CommandLine(const std::string& description) : app_(std::make_unique<CLI::App>(description)) {}
 
@@ -149,6 +195,87 @@ std::optional<int> CommandLine::expand_profile(std::vector<std::string>& args) c
 }
 // [config.profile]
 
+void CommandLine::settings_from_environment(std::string prefix) {
+  app_->footer("Every setting --NAME may also be given in the environment as " + prefix +
+               "NAME (capitals, '_' for '-'), read as the flag is: a flag wins over the environment, which wins "
+               "over every --config file and profile.\n");
+  env_prefix_ = std::move(prefix);
+}
+
+void CommandLine::redact(const std::string& flag, std::function<std::string(const std::string&)> hide) {
+  redactions_.emplace_back(flag, std::move(hide));
+}
+
+std::vector<std::string> CommandLine::settable() const {
+  std::vector<std::string> names;
+  for (const CLI::Option* option : app_->get_options()) {
+    if (is_settable(option)) names.push_back(option->get_lnames().front());
+  }
+  return names;
+}
+
+std::string CommandLine::shown(const CLI::Option& option, const std::string& value) const {
+  for (const auto& [flag, hide] : redactions_) {
+    if (option.check_name(flag)) return hide(value);
+  }
+  return value;
+}
+
+std::optional<int> CommandLine::check_settings_files() {
+  const std::vector<std::string> keys = settable();
+  for (std::size_t i = 0; i < args_.size(); ++i) {
+    std::string file;
+    if (args_[i] == "--config" && i + 1 < args_.size()) file = args_[i + 1];
+    if (args_[i].rfind("--config=", 0) == 0) file = args_[i].substr(9);
+    if (file.empty()) continue;
+    try {
+      for (const FileSetting& setting : read_settings_file(file, keys)) {
+        file_keys_.push_back({setting.key, file, setting.line});
+      }
+    } catch (const SettingsFileError& e) {
+      std::fprintf(stderr, "handoff: bad config file %s\n", e.what());
+      return EX_CONFIG;
+    }
+  }
+  return std::nullopt;
+}
+
+std::string CommandLine::source_of(const CLI::Option& option) const {
+  for (const std::string& arg : args_) {
+    for (const std::string& name : option.get_lnames()) {
+      if (arg == "--" + name || arg.rfind("--" + name + "=", 0) == 0) return "the command line";
+    }
+  }
+  const std::string env = option.get_envname();
+  const char* value = env.empty() ? nullptr : std::getenv(env.c_str());
+  if (value != nullptr && *value != '\0') return "environment " + env;
+  // CLI11 keeps the first value it reads, and it reads the last file first.
+  for (auto it = file_keys_.rbegin(); it != file_keys_.rend(); ++it) {
+    if (option.check_lname(it->key)) return "config file " + it->file + ", line " + std::to_string(it->line);
+  }
+  return "its default";
+}
+
+int CommandLine::refuse(const std::exception& error, int status) const {
+  // CLI11 names the option in its words: "--workers: expected ..." (a check refused the
+  // value) or "Could not convert: --stats = maybe" (the conversion did).
+  const std::string what = error.what();
+  const CLI::Option* option = nullptr;
+  for (std::size_t at = what.find("--"); at != std::string::npos && option == nullptr; at = what.find("--", at + 2)) {
+    const std::size_t end = what.find_first_of(" :=", at);
+    option = app_->get_option_no_throw(what.substr(at, end == std::string::npos ? end : end - at));
+  }
+  if (option != nullptr) {
+    const std::string prefix = option->get_name() + ": ";
+    const std::string why = what.rfind(prefix, 0) == 0 ? what.substr(prefix.size()) : what;
+    std::fprintf(stderr, "handoff: bad setting %s (from %s): %s\n", option->get_name().c_str(),
+                 source_of(*option).c_str(), why.c_str());
+  } else {
+    std::fprintf(stderr, "handoff: %s (--help lists the settings)\n", what.c_str());
+  }
+  return status;
+}
+
 void CommandLine::default_to(const std::string& flag, const std::string& value) {
   app_->get_option(flag)->run_callback_for_default()->default_val(value);
 }
@@ -159,25 +286,48 @@ std::vector<std::pair<std::string, std::string>> CommandLine::given_settings() c
     if (!opt->get_configurable() || opt->count() == 0 || opt->get_lnames().empty()) continue;
     std::string value;
     for (const auto& v : opt->reduced_results()) value += (value.empty() ? "" : ",") + v;
-    out.emplace_back("--" + opt->get_lnames().front(), value);
+    out.emplace_back("--" + opt->get_lnames().front(), shown(*opt, value));
   }
   return out;
 }
 
 std::optional<int> CommandLine::parse(int argc, char** argv) {
-  std::vector<std::string> args(argv + 1, argv + argc);
+  args_.assign(argv + 1, argv + argc);
   if (app_->get_name().empty() && argc > 0) app_->name(argv[0]);  // for --help, as parse(argc, argv) does
-  if (!profile_dir_.empty()) {
-    if (const auto exit = expand_profile(args)) return exit;
+  const bool help = std::any_of(args_.begin(), args_.end(), [](const std::string& a) { return a == "-h" || a == "--help"; });
+  if (!profile_dir_.empty() && !help) {
+    if (const auto exit = expand_profile(args_)) return exit;
+    if (const auto exit = check_settings_files()) return exit;
+    app_->config_formatter(std::make_shared<SettingsFileFormat>(*app_, settable()));
+  }
+  if (!env_prefix_.empty()) {
+    for (CLI::Option* option : app_->get_options()) {
+      if (!is_settable(option)) continue;
+      std::string env = env_prefix_ + option->get_lnames().front();
+      for (char& c : env) c = c == '-' ? '_' : static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+      option->envname(env);
+    }
   }
   try {
-    std::reverse(args.begin(), args.end());  // CLI11 takes a vector last argument first
-    app_->parse(args);
-  } catch (const CLI::ParseError& e) {
+    std::vector<std::string> reversed(args_.rbegin(), args_.rend());  // CLI11 takes a vector last argument first
+    app_->parse(reversed);
+  } catch (const CLI::Success& e) {  // --help
     return app_->exit(e);
+  } catch (const CLI::ParseError& e) {
+    return refuse(e, e.get_exit_code());
+  } catch (const SettingsFileError& e) {  // changed between the check and the read
+    std::fprintf(stderr, "handoff: bad config file %s\n", e.what());
+    return EX_CONFIG;
   }
   if (print_config_) {
-    // Only what CLI11 holds: a HANDOFF_* environment override applies on top of these.
+    // The effective settings, the environment's included; a redacted value as shown.
+    for (const auto& [flag, hide] : redactions_) {
+      CLI::Option* option = app_->get_option_no_throw(flag);
+      if (option == nullptr || option->count() == 0) continue;
+      const std::string value = option->as<std::string>();
+      option->clear();
+      option->add_result(hide(value));
+    }
     if (!profile_.empty()) std::cout << "# profile: " << profile_ << "\n";
     std::string text = app_->config_to_str(true, false);
     if (!text.empty() && text.back() != '\n') text += '\n';

@@ -8,7 +8,9 @@
 // add_option/add_flag, refined by the Option handle they return.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <exception>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -29,7 +31,8 @@ class Option {
  public:
   explicit Option(CLI::Option* option) noexcept : option_(option) {}
 
-  /// The value must lie in [lo, hi] (inclusive), checked as a number.
+  /// The value must be a finite number in [lo, hi] (inclusive), read from its text before
+  /// any conversion (config/bounds: `-1` for a size, `nan` and `1e300` are refused).
   Option* range(double lo, double hi);
   /// The value (each value, for a list) must be one of `names`.
   Option* one_of(std::vector<std::string> names);
@@ -87,6 +90,17 @@ class CommandLine {
   /// its file's first comment line).
   void add_config_files(std::string profile_dir);
 
+  /// Chapter 06: every setting (each option a file may set) may also come from the
+  /// environment, as `prefix` + its long name in capitals with '_' for '-'
+  /// (`HANDOFF_MAX_BODY` for --max-body), read by the same parser, ranges and refusals as the
+  /// flag. A flag wins over the environment, which wins over every --config file and profile.
+  /// An empty variable is not set.
+  void settings_from_environment(std::string prefix);
+
+  /// Chapter 06: what the start-up line, /stats, /metrics and --print-config show of `flag`'s
+  /// value is `hide(value)` (a connection string's password as `***`).
+  void redact(const std::string& flag, std::function<std::string(const std::string&)> hide);
+
   /// Change an option's default after it was added (a later stage's better default): the
   /// value is checked and converted as if given, and --help shows it. `flag`: "--dispatch".
   void default_to(const std::string& flag, const std::string& value);
@@ -94,14 +108,18 @@ class CommandLine {
   /// The profile --like named, "" without one (after parse()).
   const std::string& profile() const noexcept { return profile_; }
 
-  /// Each option a flag or a config file set (profile included), as "--name" and its value,
-  /// in the order the options were added (after parse()). What is not here has its default;
-  /// --print-config shows those too.
+  /// Each option a flag, the environment or a config file set (profile included), as
+  /// "--name" and its value (redacted where redact() says), in the order the options were
+  /// added (after parse()). What is not here has its default; --print-config shows those too.
   std::vector<std::pair<std::string, std::string>> given_settings() const;
 
   /// Parse the arguments into the options and flags added. nullopt: go on. Otherwise the
-  /// status to exit with, CLI11's message already printed: 0 after --help, CLI11's non-zero
-  /// code on an argument it refuses (what CLI11_PARSE returns).
+  /// status to exit with, its one line already printed on stderr: 0 after --help; 78
+  /// (EX_CONFIG) for a settings file that cannot be read, is not TOML, or names a key or
+  /// table no setting has (config/settings_file); CLI11's code for a value refused, from
+  /// whichever source (105 out of range or not one of the words, 104 not convertible, 109 an
+  /// argument not expected), the line naming the setting, where its value came from and what
+  /// it takes.
   std::optional<int> parse(int argc, char** argv);
 
  private:
@@ -110,6 +128,27 @@ class CommandLine {
   std::string profile_dir_;  // add_config_files(): where --like finds NAME.toml
   std::string profile_;      // --like's value
   bool print_config_ = false;
+  std::string env_prefix_;   // settings_from_environment()
+  std::vector<std::pair<std::string, std::function<std::string(const std::string&)>>> redactions_;
+  std::vector<std::string> args_;  // what parse() parsed, for naming a value's source
+  struct FileKey {
+    std::string key, file;
+    std::size_t line;
+  };
+  std::vector<FileKey> file_keys_;  // every key of every --config file, in the order given
+
+  /// The long names of the options a settings file may set.
+  std::vector<std::string> settable() const;
+  /// Check every --config file (the profile's included) before CLI11 reads them; the first
+  /// that cannot be used prints its one line and gives 78.
+  std::optional<int> check_settings_files();
+  /// Where `option`'s value came from: "the command line", "environment VAR" or
+  /// "config file PATH, line N".
+  std::string source_of(const CLI::Option& option) const;
+  /// The one line and status for a refusal CLI11 threw while parsing.
+  int refuse(const std::exception& error, int status) const;
+  /// `option`'s value as shown (redacted).
+  std::string shown(const CLI::Option& option, const std::string& value) const;
 
   /// --like's part of parse(): nullopt and the arguments to parse (the profile's file put
   /// first), or the status to exit with (after --like help, or an unknown profile).

@@ -7,7 +7,7 @@
 #include <string>
 
 #include "config/choice.h"
-#include "config/env_switch.h"
+#include "config/bounds.h"
 
 namespace handoff::evloop {
 
@@ -20,8 +20,7 @@ const std::map<std::string, TimerClock> kTimerClocks{{"turn", TimerClock::per_tu
 void add_loop_flags(CLI::App& app, EventLoopOptions& o) {
   config::add_choice(app, "--turn", o.turn, kTurns,
                  "what one loop turn runs: generation (the callbacks ready when it began, then a poll) or drain "
-                 "(callbacks to quiescence in batches of 64, at most 1024, then a poll: seed 003's before); "
-                 "env HANDOFF_TURN");
+                 "(callbacks to quiescence in batches of 64, at most 1024, then a poll: seed 003's before)");
   config::add_choice(app, "--hand-in", o.hand_in, kHandIns,
                  "how call_soon_threadsafe reaches the loop: direct (into its queue, one wake) or coordinator "
                  "(through a coordinator thread, two wakes: seed 003's before)");
@@ -35,10 +34,8 @@ void add_loop_flags(CLI::App& app, EventLoopOptions& o) {
            o.wake_spin.yield_after_ns = o.wake_spin.spin_ns;  // a loop never yields its core
          },
          "before a wait, the loop polls for a thread-safe post this long (0: off; seed 003's spin was 50)")
-      ->check(CLI::NonNegativeNumber)
+      ->check(config::number_in(0, 100'000))
       ->default_str("0");
 }
-
-void apply_loop_env(EventLoopOptions& o) { o.turn = config::env_override("HANDOFF_TURN", "--turn", kTurns, o.turn); }
 
 }  // namespace handoff::evloop

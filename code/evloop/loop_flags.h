@@ -18,7 +18,4 @@ namespace handoff::evloop {
 /// (default 0), writing into `options`.
 void add_loop_flags(CLI::App& app, EventLoopOptions& options);
 
-/// Apply the environment override HANDOFF_TURN (a --turn value) to `options`.
-void apply_loop_env(EventLoopOptions& options);
-
 }  // namespace handoff::evloop

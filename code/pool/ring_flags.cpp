@@ -9,29 +9,34 @@
 #include <vector>
 
 #include "config/choice.h"
-#include "config/env_switch.h"
+#include "config/bounds.h"
 #include "pool/datagram_pool.h"
 #include "pool/elastic_pool.h"
 
 namespace handoff::pool {
 
+namespace {
+// A spin longer than this is a busy core, not a wait (chapter 02 measures up to 100 µs).
+constexpr double kMaxSpinUs = 100'000;
+}  // namespace
+
 void add_ring_flags(CLI::App& app, RingChoice& c) {
   const std::map<std::string, bool> on_off{{"on", true}, {"off", false}};
   config::add_choice(app, "--pool-ring", c.ring, on_off,
-                     "hand-off through rings (on) or datagram socketpairs (off); env HANDOFF_POOL_RING");
+                     "hand-off through rings (on) or datagram socketpairs (off)");
   app.add_option("--pool-spin-us", c.spin_us,
-                 "how long an idle pool thread spins before parking; env HANDOFF_POOL_SPIN_US")
-      ->check(CLI::NonNegativeNumber)
+                 "how long an idle pool thread spins before parking")
+      ->check(config::number_in(0, kMaxSpinUs))
       ->capture_default_str();
   app.add_option("--pool-yield-after-us", c.yield_after_us, "spin with pause, then with sched_yield after this")
-      ->check(CLI::NonNegativeNumber)
+      ->check(config::number_in(0, kMaxSpinUs))
       ->capture_default_str();
   app.add_option("--pool-dgram-poll-us", c.dgram_poll_us, "a busy pool thread looks for a pill this often")
-      ->check(CLI::PositiveNumber)
+      ->check(config::number_in(1, 1'000'000))
       ->capture_default_str();
   app.add_option("--loop-spin-us", c.loop_spin_us,
-                 "the loop spins this long for an answer in flight before it parks (0: off); env HANDOFF_LOOP_SPIN_US")
-      ->check(CLI::NonNegativeNumber)
+                 "the loop spins this long for an answer in flight before it parks (0: off)")
+      ->check(config::number_in(0, kMaxSpinUs))
       ->capture_default_str();
 }
 
@@ -42,27 +47,21 @@ const std::vector<std::string> kWakePolicies{"shared", "chained", "elastic"};
 
 void add_wake_flag(CLI::App& app, RingChoice& c) {
   c.wake = "elastic";
-  c.wake_flag = true;
   app.add_option("--pool-wake", c.wake,
                  "how the ring pool wakes its threads: shared (chapter 02's lane socket), chained (the same, and "
                  "a thread that pops and leaves work passes a wake on) or elastic (the four "
                  "rules, a wake channel per thread; it has no lane socket to poll and no loop spin, so "
-                 "--pool-dgram-poll-us and --loop-spin-us do not apply); env HANDOFF_POOL_WAKE")
+                 "--pool-dgram-poll-us and --loop-spin-us do not apply)")
       ->check(CLI::IsMember(kWakePolicies))
       ->capture_default_str();
   app.add_option("--pool-age-us", c.age_us,
                  "elastic only: the loop wakes a parked thread when jobs have waited in a ring whose pops stood "
-                 "still this long (rule 3, the age check); 0 switches rule 3 off; env HANDOFF_POOL_AGE_US")
-      ->check(CLI::NonNegativeNumber)
+                 "still this long (rule 3, the age check); 0 switches rule 3 off")
+      ->check(config::number_in(0, 10'000'000))
       ->capture_default_str();
 }
 
 PoolFactory ring_pool_factory(RingChoice c) {
-  c.ring = config::env_override("HANDOFF_POOL_RING", c.ring);
-  c.spin_us = config::env_override("HANDOFF_POOL_SPIN_US", c.spin_us);
-  c.loop_spin_us = config::env_override("HANDOFF_LOOP_SPIN_US", c.loop_spin_us);
-  c.age_us = config::env_override("HANDOFF_POOL_AGE_US", c.age_us);
-  if (c.wake_flag) c.wake = config::env_override("HANDOFF_POOL_WAKE", "--pool-wake", kWakePolicies, c.wake);
   if (!c.ring) {
     return [](const PoolConfig& config) { return std::make_unique<DatagramPool>(config); };
   }

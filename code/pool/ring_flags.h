@@ -1,8 +1,9 @@
 // pool/ring_flags: the command-line switch between the datagram and the ring hand-off
 // (chapter 02), and between the ring pools' wake policies (chapter 03).
-// Role: give every stage from 02 on the same `--pool-ring on|off` switch (environment
-// override HANDOFF_POOL_RING, as the seed's M0_POOL_RING) and the spin knobs, so both arms
-// of a measurement run from one binary in one session.
+// Role: give every stage from 02 on the same `--pool-ring on|off` switch (as the seed's
+// M0_POOL_RING environment switch; a stage reads every setting from the environment too,
+// HANDOFF_POOL_RING here: config/command_line) and the spin knobs, so both arms of a
+// measurement run from one binary in one session.
 #pragma once
 
 #include <string>
@@ -20,28 +21,25 @@ namespace handoff::pool {
 /// The ring pool's command-line choices (--pool-*).
 struct RingChoice {
   bool ring = true;              ///< --pool-ring on (default) | off: chapter 01's datagram path
-  double spin_us = 10.0;         ///< --pool-spin-us, env HANDOFF_POOL_SPIN_US
+  double spin_us = 10.0;         ///< --pool-spin-us
   double yield_after_us = 2.0;   ///< --pool-yield-after-us
   double dgram_poll_us = 100.0;  ///< --pool-dgram-poll-us
-  double loop_spin_us = 0.0;     ///< --loop-spin-us, env HANDOFF_LOOP_SPIN_US (0: off)
-  double age_us = 200.0;         ///< --pool-age-us (elastic only; 0: rule 3 off), env HANDOFF_POOL_AGE_US
-  /// --pool-wake (chapter 03), env HANDOFF_POOL_WAKE: "shared" is chapter 02's RingPool as
-  /// it ships, "chained" the same with the chained wake, "elastic" the ElasticPool. A stage without the flag keeps
-  /// "shared" and does not read the environment variable.
+  double loop_spin_us = 0.0;     ///< --loop-spin-us (0: off)
+  double age_us = 200.0;         ///< --pool-age-us (elastic only; 0: rule 3 off)
+  /// --pool-wake (chapter 03): "shared" is chapter 02's RingPool as it ships, "chained" the
+  /// same with the chained wake, "elastic" the ElasticPool. A stage without the flag keeps
+  /// "shared".
   std::string wake = "shared";
-  bool wake_flag = false;  ///< set by add_wake_flag(): this stage reads HANDOFF_POOL_WAKE
 };
 
 /// Add --pool-ring, --pool-spin-us, --pool-yield-after-us, --pool-dgram-poll-us, --loop-spin-us.
 void add_ring_flags(CLI::App& app, RingChoice& choice);
 
 /// Add --pool-wake shared|chained|elastic (chapter 03; default elastic), which the ring pool the
-/// factory builds follows. The environment variable HANDOFF_POOL_WAKE overrides it.
+/// factory builds follows.
 void add_wake_flag(CLI::App& app, RingChoice& choice);
 
-/// Apply the environment overrides (HANDOFF_POOL_RING, HANDOFF_POOL_SPIN_US,
-/// HANDOFF_LOOP_SPIN_US, and HANDOFF_POOL_WAKE where the stage has the flag) and return the
-/// factory the server uses: a RingPool or an ElasticPool by the wake policy, or chapter
+/// The factory the server uses: a RingPool or an ElasticPool by the wake policy, or chapter
 /// 01's DatagramPool when the ring is off.
 PoolFactory ring_pool_factory(RingChoice choice);
 

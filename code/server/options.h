@@ -90,8 +90,8 @@ struct ServerOptions {
 /// Add the core flags to `app`, writing into `options`.
 void add_core_flags(CLI::App& app, ServerOptions& options);
 
-/// Chapter 05's switches: --topology shard|pool (default shard; env HANDOFF_TOPOLOGY) and
-/// --stack shared|per-worker (default shared; env HANDOFF_STACK), writing into `options`.
+/// Chapter 05's switches: --topology shard|pool (default shard) and --stack
+/// shared|per-worker (default shared), writing into `options`.
 void add_topology_flags(CLI::App& app, ServerOptions& options);
 
 /// Chapter 05's stack model, switched on (options.stack_model), with its lock's switches:
@@ -100,9 +100,5 @@ void add_topology_flags(CLI::App& app, ServerOptions& options);
 /// has slept N µs; 0, the default: never, as Onload's lock). Call before parsing; `options`
 /// must stay where it is until then.
 void add_stack_model_flags(CLI::App& app, ServerOptions& options);
-
-/// Apply the environment overrides HANDOFF_TOPOLOGY and HANDOFF_STACK (a flag's value) to
-/// `options`. Throws CLI::ValidationError on a value the flag would refuse.
-void apply_topology_env(ServerOptions& options);
 
 }  // namespace handoff::server

@@ -4,6 +4,7 @@
 #include <memory>
 #include <stdexcept>
 #include <utility>
+#include <vector>
 
 #include "app/demo_routes.h"
 #include "config/command_line.h"
@@ -16,6 +17,7 @@
 #include <nlohmann/json.hpp>
 #if HANDOFF_HAVE_LIBPQ
 #include "app/db_route.h"
+#include "upstream/conninfo_redact.h"
 #endif
 
 namespace handoff::server {
@@ -32,6 +34,7 @@ struct Stage::Parts {
   bool topology = false;  // chapter 05
   bool config_files = false;  // chapter 06
   bool metrics = false;       // chapter 06
+  std::vector<std::function<void(app::Router&)>> routes;  // the reader's own (routes())
 #if HANDOFF_HAVE_LIBPQ
   bool upstream = false;  // chapter 04
   app::DbOptions db;
@@ -40,6 +43,7 @@ struct Stage::Parts {
 
 Stage::Stage(const std::string& summary) : parts_(std::make_unique<Parts>(summary)) {
   add_core_flags(parts_->cli.app(), parts_->options);
+  parts_->cli.settings_from_environment("HANDOFF_");
 }
 
 Stage::~Stage() = default;
@@ -64,6 +68,7 @@ void Stage::upstream() {
 #if HANDOFF_HAVE_LIBPQ
   parts_->upstream = true;
   app::add_db_flags(parts_->cli.app(), parts_->db);
+  parts_->cli.redact("--pg", upstream::redact_conninfo);
 #endif
 }
 
@@ -105,23 +110,20 @@ std::string announce_settings(const config::CommandLine& cli, stats::Registry& r
 
 }  // namespace
 
+void Stage::routes(std::function<void(app::Router&)> add) { parts_->routes.push_back(std::move(add)); }
+
 // [stage.run]
 int Stage::run(int argc, char** argv) {
   Parts& p = *parts_;
   if (const auto exit = p.cli.parse(argc, argv)) return *exit;
   // Past the flags, a start that fails says one line and exits with its status (README.md).
   return exit_on_start_failure([&] {
-    if (p.event_loop) {
-      evloop::apply_loop_env(p.loop);
-      p.options.event_loop = p.loop;
-    }
-    if (p.topology) {
-      apply_topology_env(p.options);
-    }
+    if (p.event_loop) p.options.event_loop = p.loop;
 
     stats::Registry registry;
     app::Router router;
     app::add_demo_routes(router, registry);
+    for (const auto& add : p.routes) add(router);
     if (p.metrics) app::add_metrics_route(router, registry);
     if (p.event_loop) {
       app::add_async_demo_routes(router);

@@ -17,8 +17,13 @@
 // each part does at start runs in one fixed order, whatever the order of the calls.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
+
+namespace handoff::app {
+class Router;
+}  // namespace handoff::app
 
 namespace handoff::server {
 
@@ -77,6 +82,10 @@ class Stage {
   /// Chapter 06: GET /metrics, the /stats figures in Prometheus's text format
   /// (stats/prometheus).
   void metrics();
+
+  /// Routes of the reader's own, beside the demo routes: `add` is given the stage's router
+  /// once, before the server starts (exercises/01-add-route serves its route this way).
+  void routes(std::function<void(app::Router&)> add);
 
   /// Parse the flags, then start the server and serve until SIGINT/SIGTERM; the status to
   /// return from main: CLI11's after --help or a refused flag, else exit_on_start_failure's.

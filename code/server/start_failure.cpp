@@ -1,7 +1,6 @@
 // server/start_failure: a start that fails says one line and exits with a status (chapter 01).
 #include "server/start_failure.h"
 
-#include <CLI/CLI.hpp>
 #include <cerrno>
 #include <cstdio>
 #include <system_error>
@@ -29,8 +28,6 @@ StartFailure describe_start_failure(const std::exception_ptr& error) {
     return e;
   } catch (const std::system_error& e) {
     return StartFailure(exit_status_for_errno(e.code().value()), std::string("cannot start: ") + e.what());
-  } catch (const CLI::Error& e) {
-    return StartFailure(ExitStatus::usage, std::string("cannot start: ") + e.what());
   } catch (const std::exception& e) {
     return StartFailure(ExitStatus::internal, std::string("cannot start: ") + e.what());
   } catch (...) {

@@ -109,9 +109,14 @@ std::string to_prometheus(const nlohmann::json& stats) {
     for (const auto& [counter, value] : counters->items()) {
       // pg_peak_open is a high-water mark, not a count of events: a gauge, without _total.
       const bool gauge = counter == "pg_peak_open";
-      const std::string name = "handoff_" + metric_name(counter) + (gauge ? "" : "_total");
+      // A counter of microseconds is exported in seconds, the format's base unit (promtool
+      // check metrics refuses an abbreviated unit in a name): stack_lock_wait_us becomes
+      // stack_lock_wait_seconds_total.
+      const bool micros = counter.size() > 3 && counter.ends_with("_us");
+      const std::string base = micros ? counter.substr(0, counter.size() - 3) + "_seconds" : counter;
+      const std::string name = "handoff_" + metric_name(base) + (gauge ? "" : "_total");
       out.sample(name, gauge ? "gauge" : "counter", "the thread's " + counter + " counter (stats/thread_stats.h)",
-                 labels, number(value.get<double>()));
+                 labels, number(value.get<double>() / (micros ? 1e6 : 1.0)));
     }
   }
   for (const auto& [key, section] : stats.items()) {

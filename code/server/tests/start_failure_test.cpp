@@ -3,7 +3,6 @@
 // escapes (exit_on_start_failure is noexcept: an escape would be std::terminate here).
 #include "server/start_failure.h"
 
-#include "config/env_switch.h"
 
 #include <unistd.h>
 
@@ -62,11 +61,6 @@ TEST_CASE("start_failure: every class of error thrown at start is one line and i
        "handoff: cannot start: eventfd: Too many open files\n"},
       {[]() -> int { throw std::system_error(EACCES, std::generic_category(), "bind"); }, 77,
        "handoff: cannot start: bind: Permission denied\n"},
-      {[]() -> int {  // a switch's environment variable with a value it does not take: CLI11's error
-         ::setenv("HANDOFF_START_FAILURE_TEST", "maybe", 1);
-         return handoff::config::env_override("HANDOFF_START_FAILURE_TEST", false);
-       },
-       64, "handoff: cannot start: HANDOFF_START_FAILURE_TEST: expected 0/1/on/off/true/false, got 'maybe'\n"},
       {[]() -> int { throw std::invalid_argument("the pool topology needs an event loop"); }, 70,
        "handoff: cannot start: the pool topology needs an event loop\n"},
       {[]() -> int { throw 42; }, 70, "handoff: cannot start: an unknown exception\n"},

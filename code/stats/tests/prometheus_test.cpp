@@ -1,6 +1,7 @@
 // stats/tests/prometheus_test: /metrics' exposition text (chapter 06): a registry's threads
 // and sections rendered as the format requires (one HELP and TYPE per family, its samples
-// together, label values escaped, counters named _total, the one high-water mark a gauge).
+// together, label values escaped, counters named _total, microseconds in seconds, the one
+// high-water mark a gauge).
 // The live route is parsed by Prometheus's own Python parser in stage 06's tests.
 #include <catch2/catch.hpp>
 
@@ -44,6 +45,14 @@ TEST_CASE("prometheus: each thread's counters form one family per counter, label
   CHECK(count(text, "{thread=\"loop-0\",role=\"loop\"}") ==
         static_cast<std::size_t>(Counter::kCount) + 1);
   CHECK(count(text, "# TYPE handoff_thread_cpu_seconds_total counter\n") == 1);
+}
+
+TEST_CASE("prometheus: a counter of microseconds is exported in seconds, the format's base unit") {
+  Registry registry;
+  registry.add("loop-0", "loop").add(Counter::stack_lock_wait_us, 2500000);
+  const std::string text = to_prometheus(registry.to_json());
+  CHECK(text.find("handoff_stack_lock_wait_seconds_total{thread=\"loop-0\",role=\"loop\"} 2.5\n") != std::string::npos);
+  CHECK(text.find("_us_total") == std::string::npos);
 }
 
 TEST_CASE("prometheus: the high-water mark is a gauge without _total") {

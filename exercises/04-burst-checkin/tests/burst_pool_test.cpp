@@ -21,6 +21,23 @@ std::vector<Conn> take(BurstPool& pool, int n) {
   return got;
 }
 
+/// Check `c` in, and hold the pool to its two invariants right after: every promise has its
+/// connection in the idle queue, and the idle connections nobody was promised are at most
+/// pool_size.
+void checkin(BurstPool& pool, Conn c, std::size_t pool_size) {
+  pool.checkin(c);
+  INFO("after a check-in: " << pool.idle() << " idle, " << pool.reserved() << " of them promised to woken waiters, "
+                            << pool.waiting() << " still waiting");
+  {
+    INFO("more waiters woken than connections in the idle queue: wake one waiter per connection kept");
+    REQUIRE(pool.reserved() <= pool.idle());
+  }
+  INFO("more than pool_size (" << pool_size
+                               << ") idle connections nobody was promised: the cap holds for the free ones, "
+                                  "idle() - reserved()");
+  REQUIRE(pool.idle() - pool.reserved() <= pool_size);
+}
+
 }  // namespace
 
 TEST_CASE("burst-checkin: six check-ins in one turn with two waiters close nothing, and the waiters get open connections",
@@ -32,8 +49,10 @@ TEST_CASE("burst-checkin: six check-ins in one turn with two waiters close nothi
   for (int i = 0; i < 2; ++i) pool.checkout([&](Conn c) { served.push_back(c); });
   REQUIRE(pool.waiting() == 2);
 
-  for (Conn c : busy) pool.checkin(c);  // the burst: one turn, before any woken waiter runs
-  INFO("closed " << pool.counts().closed_on_checkin << " of the burst's six connections");
+  for (Conn c : busy) checkin(pool, c, 4);  // the burst: one turn, before any woken waiter runs
+  INFO("closed " << pool.counts().closed_on_checkin
+                 << " of the burst's six connections: a connection promised to a woken waiter is not idle, "
+                    "so it does not count against pool_size");
   CHECK(pool.counts().closed_on_checkin == 0);
   CHECK(served.empty());  // woken, not yet run
 
@@ -50,7 +69,8 @@ TEST_CASE("burst-checkin: with nobody waiting, a burst keeps pool_size idle and 
           "[burst-checkin][ch04]") {
   Turns turns;
   BurstPool pool(turns, 4, 2);
-  for (Conn c : take(pool, 6)) pool.checkin(c);
+  for (Conn c : take(pool, 6)) checkin(pool, c, 4);
+  INFO("with nobody waiting, the idle queue keeps pool_size (4) and the check-ins beyond it close their connection");
   CHECK(pool.idle() == 4);
   CHECK(pool.counts().closed_on_checkin == 2);
   CHECK(pool.open() == 4);
@@ -64,15 +84,17 @@ TEST_CASE("burst-checkin: a woken waiter runs in a later turn, never inside the 
   Conn only = take(pool, 1).front();
   std::vector<int> order;
   bool in_checkin = false;
+  INFO("a woken waiter's callback is queued for a later turn (wake_first_waiter), never run inside the check-in; "
+       "waiters are served first come, first served");
   for (int w = 0; w < 3; ++w) {
     pool.checkout([&, w](Conn c) {
       CHECK_FALSE(in_checkin);  // a waiter's code must not run inside another's check-in
       order.push_back(w);
-      turns.call_soon([&pool, c] { pool.checkin(c); });
+      turns.call_soon([&pool, c] { checkin(pool, c, 1); });
     });
   }
   in_checkin = true;
-  pool.checkin(only);
+  checkin(pool, only, 1);
   in_checkin = false;
   CHECK(order.empty());
   for (int turn = 0; turn < 10 && !turns.idle(); ++turn) turns.run_turn();
@@ -98,7 +120,7 @@ TEST_CASE("burst-checkin: seed 003's closed loop of 8 requests on 4 + 2, two que
       // comes back in the same turn, the seed's burst.
       turns.call_soon([&, c] {
         turns.call_soon([&, c] {
-          pool.checkin(c);
+          checkin(pool, c, 4);
           most_free_idle = std::max(most_free_idle, pool.idle() - pool.reserved());
           ++finished;
           if (started < kRequests) {
@@ -119,4 +141,41 @@ TEST_CASE("burst-checkin: seed 003's closed loop of 8 requests on 4 + 2, two que
   // Once the requests stop, the last burst finds nobody waiting: two of six are closed.
   CHECK(pool.counts().closed_on_checkin == 2);
   CHECK(most_free_idle <= 4);
+}
+
+TEST_CASE("burst-checkin: a burst with fewer waiters than check-ins keeps the promised connection and pool_size free ones",
+          "[burst-checkin][ch04]") {
+  Turns turns;
+  BurstPool pool(turns, 4, 2);
+  std::vector<Conn> busy = take(pool, 6);
+  std::vector<Conn> served;
+  pool.checkout([&](Conn c) { served.push_back(c); });
+  REQUIRE(pool.waiting() == 1);
+  for (Conn c : busy) checkin(pool, c, 4);  // the first wakes the waiter; the other five find nobody waiting
+  INFO("closed " << pool.counts().closed_on_checkin
+                 << " of six: one is promised to the woken waiter, four are kept free, the sixth is closed");
+  CHECK(pool.counts().closed_on_checkin == 1);
+  turns.run_turn();
+  CHECK(served.size() == 1);
+  CHECK(pool.idle() == 4);
+  CHECK(pool.reserved() == 0);
+}
+
+TEST_CASE("burst-checkin: a load between pool_size and the limit keeps its connections, one check-in at a time",
+          "[burst-checkin][ch04]") {
+  Turns turns;
+  BurstPool pool(turns, 4, 2);
+  std::vector<Conn> busy = take(pool, 5);  // one above pool_size, below the limit of six
+  for (int round = 0; round < 200; ++round) {
+    const Conn c = busy.front();
+    busy.erase(busy.begin());
+    checkin(pool, c, 4);  // four still busy: the idle queue holds this one only
+    for (Conn got : take(pool, 1)) busy.push_back(got);
+  }
+  INFO("opened " << pool.counts().opened << " and closed " << pool.counts().closed_on_checkin
+                 << " in 200 check-ins under a steady load of five: the cap is on idle connections (at most "
+                    "pool_size of them), not on the open ones, so a check-in into a near-empty idle queue keeps its "
+                    "connection");
+  CHECK(pool.counts().closed_on_checkin == 0);
+  CHECK(pool.counts().opened == 5);
 }

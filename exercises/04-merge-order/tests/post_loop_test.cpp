@@ -22,6 +22,12 @@ using handoff::testkit::Watchdog;
 
 namespace {
 
+/// What every scripted log is compared against, said once: the failure prints yours first,
+/// asyncio's second.
+constexpr const char* kRule =
+    "the log (yours first, asyncio's second) differs: a post marked m runs after the local callbacks numbered "
+    "below m and after every earlier post, and before the local callback numbered m";
+
 /// What ran, one label a line, with "-- run N" before each run: the oracle's log format
 /// (benchmarks/oracle/README.md). Touched on the loop's thread only.
 struct Log {
@@ -104,6 +110,7 @@ TEST_CASE("merge: call_soon and a thread's posts, alternating from one callback,
   }));
   log.run(loop);
   // benchmarks/oracle/scenarios/alternate_local_thread.expected
+  INFO(kRule);
   CHECK(log.text == "-- run 1\nX\nL1\nT1\nL2\nT2\nT3\nL3\nL4\nT4\n");
 }
 
@@ -127,6 +134,7 @@ TEST_CASE("merge: two producers interleaved with call_soon keep their own order 
   }));
   log.run(loop);
   // benchmarks/oracle/scenarios/two_producers.expected
+  INFO(kRule);
   CHECK(log.text == "-- run 1\nX\nP1\nP2\nQ1\nL1\nP3\nQ2\nQ3\nY\nQ4\nP4\nL2\n");
 }
 
@@ -146,6 +154,7 @@ TEST_CASE("merge: what a turn stopped mid-way scheduled and posted leads the nex
   loop.call_soon(log.label("M", [&] { loop.stop(); }));
   log.run(loop);
   // benchmarks/oracle/scenarios/stop_mid_turn.expected
+  INFO(kRule);
   CHECK(log.text ==
         "-- run 1\nA\nB\nC\n"
         "-- run 2\nA1\nT1\nB1\nM\n");
@@ -173,6 +182,7 @@ TEST_CASE("merge: posts queued between runs keep their place across a stop and r
   loop.call_soon(log.label("Z", [&] { loop.stop(); }));
   log.run(loop);
   // benchmarks/oracle/scenarios/restart_keeps_fifo.expected
+  INFO(kRule);
   CHECK(log.text ==
         "-- run 1\nA\n"
         "-- run 2\nA1\nT0\nT1\nT2\nM1\nU1\n"
@@ -195,6 +205,7 @@ TEST_CASE("merge: a post from the loop's own thread runs between the call_soon b
     want += "Z\n";
   }));
   log.run(loop);
+  INFO(kRule);
   CHECK(log.text == want);
 }
 
@@ -225,6 +236,8 @@ TEST_CASE("merge: four producers racing the loop's own call_soon each keep their
   }
   loop.run_forever();  // a post that never runs keeps this going: the watchdog fails it
   for (auto& t : producers) t.join();
+  INFO("a producer's posts ran out of the order it made them: posts keep the order in which they were "
+       "queued, so a post merged later never goes ahead of an earlier one");
   CHECK(out_of_order == 0);
   CHECK(ran == long{kProducers} * kEach);
 }

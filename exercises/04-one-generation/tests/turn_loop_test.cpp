@@ -88,6 +88,8 @@ TEST_CASE("turn: a self-rescheduling chain lets a socket that became readable ru
   std::printf("chain callbacks before the readable socket's: %ld\n", before);
   // asyncio prints X, C.1, R: the poll of the turn after X finds the socket, and its reader
   // joins that turn's generation behind C.1. A drained turn runs the whole chain first.
+  INFO(before << " chain steps ran before the readable socket's callback: a turn runs the callbacks queued when "
+                 "its poll returned, so the socket waits one step, not the whole chain");
   CHECK(before == 1);
 }
 
@@ -98,6 +100,8 @@ TEST_CASE("turn: one turn runs the callbacks queued when its poll returned, and 
   loop.call_soon(log.label("A", [&] { loop.call_soon(log.label("A1")); }));
   loop.call_soon(log.label("B"));
   loop.run_once();
+  INFO("one turn runs the callbacks queued when its poll returned (A, B); what they schedule (A1) waits for the "
+       "next turn");
   CHECK(log.text == "A\nB\n");
   CHECK(loop.ready() == 1);  // A1, for the next turn
   loop.run_once();
@@ -116,6 +120,7 @@ TEST_CASE("turn: a reader the turn's own poll found readable runs in that turn, 
   }));
   loop.call_soon(log.label("A"));
   loop.run_once();
+  INFO("count the generation after the poll: the reader the turn's own poll found joins this turn, behind A");
   CHECK(log.text == "A\nR\n");  // asyncio's _run_once: poll, then count what is ready
 }
 
@@ -141,6 +146,8 @@ TEST_CASE("turn: the poll does not wait while callbacks are ready or a stop is p
     loop.stop();
     loop.run_forever();
   }
+  INFO(loop.blocking_polls() << " polls were allowed to wait: the poll may wait only when nothing is ready and no "
+                                "stop is pending");
   CHECK(loop.blocking_polls() == 0);
 }
 
@@ -161,6 +168,7 @@ TEST_CASE("turn: with nothing ready, the poll waits for a socket to become reada
   log.run(loop);  // ends when R has run: after the write
   writer.join();
   REQUIRE(sent);
+  INFO("with nothing ready and no stop pending the poll must wait (poll_step(true)), once, not spin");
   CHECK(log.text == "-- run 1\nR\n");
   CHECK(loop.blocking_polls() == 1);  // one wait, not a spin of polls that never wait
 }
@@ -177,6 +185,8 @@ TEST_CASE("turn: stop() mid-turn: the turn still runs what it started with, and 
   loop.call_soon(log.label("B", [&] { loop.call_soon(log.label("B1")); }));
   loop.call_soon(log.label("C"));
   log.run(loop);
+  INFO("the log (yours first, asyncio's second) differs: a stop ends the run after the current turn, which still "
+       "runs all it started with; what it scheduled leads the next run");
   CHECK(loop.ready() == 2);  // A1 and B1, kept for the next run
   loop.call_soon(log.label("M", [&] { loop.stop(); }));
   log.run(loop);
@@ -188,6 +198,8 @@ TEST_CASE("turn: stop() mid-turn: the turn still runs what it started with, and 
 TEST_CASE("turn: callbacks run in FIFO order across turns and across a stop and restarts", "[exercise][ch04]") {
   TurnLoop loop(50ms);
   Log log;
+  INFO("the log (yours first, asyncio's second) differs: each turn runs one generation, in the order it was "
+       "scheduled, and what it schedules runs in the next turn");
   SECTION("benchmarks/oracle/scenarios/nested_soon: each generation in scheduling order") {
     loop.call_soon(log.label("A", [&] {
       loop.call_soon(log.label("A1", [&] { loop.call_soon(log.label("A11", [&] { loop.stop(); })); }));

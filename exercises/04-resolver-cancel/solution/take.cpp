@@ -4,7 +4,7 @@
 
 namespace exercise {
 
-LookupQueue::Ticket LookupQueue::take(std::unique_lock<std::mutex>& lock) {
+LookupQueue::Ticket LookupQueue::take(std::unique_lock<QueueMutex>& lock) {
   for (;;) {
     queued_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
     if (stopping_) return nullptr;

@@ -76,6 +76,29 @@ struct Answers {
   }
 };
 
+/// The property itself, as the queue's given thread loop observed each take(): every lookup
+/// returned marked started, in the same hold of the lock in which its `cancelled` was read.
+void check_one_step(const LookupQueue& q) {
+  const exercise::QueueCounts c = q.counts();
+  {
+    INFO("take() returned " << c.taken_unmarked << " lookups without setting `started`: a cancel() while such a "
+                            "lookup runs says it stopped it");
+    CHECK(c.taken_unmarked == 0);
+  }
+  {
+    INFO("take() set `started` on " << c.marked_unchecked << " lookups without reading their `cancelled`: a "
+                                   "cancelled lookup must never reach the lookup function");
+    CHECK(c.marked_unchecked == 0);
+  }
+  {
+    INFO("take() let the queue's lock go between reading a lookup's `cancelled` and setting its `started` ("
+         << c.marked_apart << " of " << c.lookups_run
+         << " lookups): a cancel() can land in between and say it stopped a lookup that then runs. The check and "
+            "the mark are one step: do both in one hold of the lock");
+    CHECK(c.marked_apart == 0);
+  }
+}
+
 template <class Pred>
 bool eventually(Pred pred) {
   const auto deadline = std::chrono::steady_clock::now() + 5s;
@@ -97,16 +120,34 @@ TEST_CASE("resolver-cancel: a lookup cancelled while it waits never reaches the 
   q.resolve("a", answers.record());
   REQUIRE(lookup.wait_inside(1));  // the one thread is busy with "a"
   auto b = q.resolve("b", answers.record());
-  q.resolve("c", answers.record());
-  auto d = q.resolve("d", answers.record());
+  auto c = q.resolve("c", answers.record());
+  q.resolve("d", answers.record());
+  auto e = q.resolve("e", answers.record());
   CHECK(q.cancel(b));  // still queued: it will never run
-  CHECK(q.cancel(d));
+  CHECK(q.cancel(c));  // two in a row
+  CHECK(q.cancel(e));  // and the last one queued
   lookup.open();
-  REQUIRE(eventually([&] { return q.counts().lookups_skipped + q.counts().lookups_run == 4; }));
-  CHECK(lookup.log() == std::vector<std::string>{"a", "c"});
-  CHECK(q.counts().lookups_skipped == 2);
+  {
+    INFO("of 5 lookups asked for, take() must run or skip every one within 5 s: count each cancelled lookup it "
+         "drops in counts_.lookups_skipped");
+    REQUIRE(eventually([&] { return q.counts().lookups_skipped + q.counts().lookups_run == 5; }));
+  }
+  {
+    INFO("the lookup function saw " << Catch::Detail::stringify(lookup.log())
+                                    << "; cancelled lookups (b, c, e) must be skipped, however many in a row");
+    CHECK(lookup.log() == std::vector<std::string>{"a", "d"});
+    CHECK(q.counts().lookups_skipped == 3);
+  }
   REQUIRE(eventually([&] { return answers.snapshot().size() == 2; }));
-  CHECK(answers.snapshot() == std::vector<std::string>{"addr-of-a", "addr-of-c"});
+  CHECK(answers.snapshot() == std::vector<std::string>{"addr-of-a", "addr-of-d"});
+  // The queue emptied on a skip: the thread must wait for the next lookup, not end.
+  q.resolve("f", answers.record());
+  {
+    INFO("a lookup asked for after the queue emptied on a skipped one never ran: take() waits again after a skip "
+         "(it returns nullptr only when the queue stops)");
+    CHECK(eventually([&] { return answers.snapshot().size() == 3; }));
+  }
+  check_one_step(q);
 }
 
 TEST_CASE("resolver-cancel: a lookup cancelled while it runs finishes there, its answer is dropped, and cancel says it was too late",
@@ -123,6 +164,7 @@ TEST_CASE("resolver-cancel: a lookup cancelled while it runs finishes there, its
   CHECK(answers.snapshot().empty());
   CHECK(q.counts().lookups_run == 1);
   CHECK(q.counts().lookups_skipped == 0);
+  check_one_step(q);
 }
 
 // The window between take()'s cancel check and its mark, held open by the hook: a cancel
@@ -151,6 +193,8 @@ TEST_CASE("resolver-cancel: a cancel that arrives between take's check and its m
   auto a = q.resolve("a", answers.record());
   {
     std::unique_lock<std::mutex> g(m);
+    INFO("take() never called hooks_.after_cancel_check(): call it between finding a lookup not cancelled and "
+         "marking it started, where this test holds the thread");
     REQUIRE(cv.wait_for(g, 2s, [&] { return in_window; }));  // the thread is inside the window
   }
   const bool stopped = q.cancel(a);
@@ -170,6 +214,7 @@ TEST_CASE("resolver-cancel: a cancel that arrives between take's check and its m
   CHECK(stopped != ran);            // ... never "stopped it" for a lookup that ran
   REQUIRE(eventually([&] { return q.counts().answers_dropped == 1; }));  // ... its answer dropped
   CHECK(answers.snapshot().empty());
+  check_one_step(q);
 }
 
 TEST_CASE("resolver-cancel: lookups reach the lookup function in the order they were asked for, cancelled ones left out",
@@ -191,7 +236,9 @@ TEST_CASE("resolver-cancel: lookups reach the lookup function in the order they 
   }
   lookup.open();
   REQUIRE(eventually([&] { return q.counts().lookups_skipped + q.counts().lookups_run == 31; }));
+  INFO("lookups start in the order they were asked for: take the oldest, from the front of the queue");
   CHECK(lookup.log() == want);
+  check_one_step(q);
 }
 
 TEST_CASE("resolver-cancel: a burst of 1,000 lookups behind four busy threads, every other one cancelled, runs exactly the others",
@@ -209,6 +256,7 @@ TEST_CASE("resolver-cancel: a burst of 1,000 lookups behind four busy threads, e
   }
   CHECK(cancelled_now == 500);
   lookup.open();
+  INFO("take() must skip, and count in counts_.lookups_skipped, exactly the 500 cancelled lookups");
   REQUIRE(eventually([&] { return q.counts().lookups_skipped + q.counts().lookups_run == 1004; }));
   CHECK(q.counts().lookups_run == 504);
   CHECK(q.counts().lookups_skipped == 500);
@@ -218,4 +266,5 @@ TEST_CASE("resolver-cancel: a burst of 1,000 lookups behind four busy threads, e
     CHECK(std::stoi(name.substr(1)) % 2 == 0);
   }
   REQUIRE(eventually([&] { return answers.snapshot().size() == 504; }));
+  check_one_step(q);
 }

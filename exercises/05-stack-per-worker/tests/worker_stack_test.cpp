@@ -49,6 +49,19 @@ class FakeOnload : public exercise::OnloadCalls {
 
 }  // namespace
 
+TEST_CASE("stack-per-worker: start() names the worker's stack at once, before any socket arrives",
+          "[stack-per-worker][ch05]") {
+  FakeOnload onload;
+  WorkerStack worker(3, onload, [&](int fd) { onload.read(fd); });
+  worker.start();
+  INFO("right after start(), Onload was asked for: " << Catch::Detail::stringify(onload.log)
+                                                      << "; start() names this thread's stack (stack_name()) "
+                                                         "itself, once: a name given lazily, at the first adopt, "
+                                                         "leaves the worker without its stack until a socket comes");
+  CHECK(onload.log == std::vector<std::string>{"name w3"});
+  CHECK(worker.own_stack());
+}
+
 TEST_CASE("stack-per-worker: the worker names its stack once, then moves each socket before its first read",
           "[stack-per-worker][ch05]") {
   FakeOnload onload;
@@ -57,6 +70,9 @@ TEST_CASE("stack-per-worker: the worker names its stack once, then moves each so
   worker.adopt(5);
   worker.adopt(6);
   worker.adopt(7);
+  INFO("the calls were " << Catch::Detail::stringify(onload.log)
+                         << "; Onload moves a socket only before its first read, so each move comes before its "
+                            "read, and the stack is named once, in start()");
   CHECK(onload.log == std::vector<std::string>{"name w3", "move 5", "read 5", "move 6", "read 6", "move 7", "read 7"});
   CHECK(worker.own_stack());
   CHECK(onload.stack_of == std::vector<std::string>{"5:w3", "6:w3", "7:w3"});  // each read in the worker's stack
@@ -74,6 +90,9 @@ TEST_CASE("stack-per-worker: a refused move is counted, and the socket is served
   worker.adopt(5);
   worker.adopt(6);
   worker.adopt(7);
+  INFO("the calls were " << Catch::Detail::stringify(onload.log)
+                         << "; a refused move is an answer, not an error: count it in moves_refused and serve the "
+                            "socket where it is");
   CHECK(onload.log == std::vector<std::string>{"name w0", "move 5", "read 5", "move 6", "read 6", "move 7", "read 7"});
   CHECK(onload.stack_of == std::vector<std::string>{"5:w0", "6:shared", "7:w0"});
   CHECK(worker.counts().adopted == 3);
@@ -88,6 +107,9 @@ TEST_CASE("stack-per-worker: a refused stack name leaves the worker on the share
   WorkerStack worker(1, onload, [&](int fd) { onload.read(fd); });
   worker.start();
   worker.adopt(5);
+  INFO("the calls were " << Catch::Detail::stringify(onload.log)
+                         << "; Onload refused the name, so the worker has no stack of its own (own_stack() false) "
+                            "and must move nothing");
   CHECK_FALSE(worker.own_stack());
   CHECK(onload.log == std::vector<std::string>{"name w1", "read 5"});
   CHECK(worker.counts().adopted == 1);
@@ -103,6 +125,9 @@ TEST_CASE("stack-per-worker: without Onload nothing is called, and every socket 
   worker.start();
   worker.adopt(5);
   worker.adopt(6);
+  INFO("the calls were " << Catch::Detail::stringify(onload.log)
+                         << "; without Onload (available() false) the worker calls neither extension and serves "
+                            "every socket");
   CHECK_FALSE(worker.own_stack());
   CHECK(onload.log == std::vector<std::string>{"read 5", "read 6"});
   CHECK(worker.counts().adopted == 2);

@@ -57,11 +57,14 @@ Settings parse(const std::vector<std::string>& args) {
 TEST_CASE("settings order: the profile's settings apply when nothing else sets them") {
   const Files f;
   const auto args = with_profile({"--like", "busy"}, f.profiles());
+  INFO("'--like busy' was refused, though DIR/busy.toml is a regular file");
   REQUIRE(args);
   const Settings s = parse(*args);
+  INFO("the profile's settings did not reach CLI11: add DIR/NAME.toml as a --config file");
   CHECK(s.workers == 4);
   CHECK(s.turn == "drain");
   const auto eq = with_profile({"--like=busy"}, f.profiles());
+  INFO("'--like=busy' (the '=' form) must name the profile as '--like busy' does");
   REQUIRE(eq);
   CHECK(parse(*eq).workers == 4);
 }
@@ -70,6 +73,7 @@ TEST_CASE("settings order: a flag overrides the profile") {
   const Files f;
   const auto args = with_profile({"--like", "busy", "--workers", "2"}, f.profiles());
   REQUIRE(args);
+  INFO("a flag on the command line must beat the profile's file");
   CHECK(parse(*args).workers == 2);
 }
 
@@ -80,6 +84,8 @@ TEST_CASE("settings order: a --config file overrides the profile, wherever each 
     const auto args = with_profile(given, f.profiles());
     REQUIRE(args);
     const Settings s = parse(*args);
+    INFO("with " << given[0] << " named first: the operator's --config file must beat the profile; CLI11 reads "
+                    "the last config file first and keeps the first value it sees, so the profile's file goes first");
     CHECK(s.turn == "generation");  // the user's file
     CHECK(s.workers == 4);          // the profile's, which the file does not set
   }
@@ -87,9 +93,38 @@ TEST_CASE("settings order: a --config file overrides the profile, wherever each 
 
 TEST_CASE("settings order: a profile name that is a path, or names no file, is refused") {
   const Files f;
-  CHECK_FALSE(with_profile({"--like", "../secret"}, f.profiles()));
-  CHECK_FALSE(with_profile({"--like", "nothing-here"}, f.profiles()));
+  // Every refusal below is a name an operator or an attacker can put after --like; each
+  // one's file exists (but for the typo), so only a refusal keeps it from being read.
+  std::filesystem::create_directories(f.dir / "profiles" / "nested");
+  std::ofstream(f.dir / "profiles" / "nested" / "x.toml") << "workers = 9\n";
+  std::filesystem::create_directories(f.dir / "profiles" / "folder.toml");
+  const std::string absolute = (f.dir / "secret").string();  // DIR/secret.toml exists
+  const struct {
+    std::vector<std::string> args;
+    const char* lesson;
+  } refused[] = {
+      {{"--like", "../secret"},
+       "'--like ../secret' was accepted: a profile name with a path separator reaches outside the profiles' folder"},
+      {{"--like=../secret"}, "'--like=../secret' was accepted: the '=' form must be refused as the spaced one is"},
+      {{"--like", absolute},
+       "'--like /an/absolute/path' was accepted: joining an absolute path to the folder gives the absolute path, so "
+       "any .toml on the machine could be read; refuse every name with a '/', not only '..'"},
+      {{"--like", "nested/x"},
+       "'--like nested/x' was accepted: a name is one plain name; refuse any path separator, not only '..' or a "
+       "leading '/'"},
+      {{"--like", "folder"},
+       "'--like folder' was accepted, where DIR/folder.toml is a directory: check for a regular file "
+       "(std::filesystem::is_regular_file), not only that something exists"},
+      {{"--like", "nothing-here"},
+       "'--like nothing-here' was accepted: a name with no file behind it is a typo, refused at start, not run as "
+       "the defaults"},
+  };
+  for (const auto& r : refused) {
+    INFO(r.lesson);
+    CHECK_FALSE(with_profile(r.args, f.profiles()));
+  }
   const auto none = with_profile({"--workers", "3"}, f.profiles());  // no --like: unchanged
+  INFO("without --like the arguments must come back unchanged");
   REQUIRE(none);
   CHECK(*none == std::vector<std::string>{"--workers", "3"});
 }

@@ -1,0 +1,17 @@
+// exercises/04-burst-checkin/learners: lets pool_size free connections plus one stay idle
+// (chapter 04; a learner's answer the tests must fail).
+#include "burst_pool.h"
+
+namespace exercise {
+
+void BurstPool::checkin(Conn c) {
+  const bool full = idle_.size() - reserved_ > pool_size_;
+  if (full) {
+    close(c);
+    return;
+  }
+  idle_.push_back(c);
+  if (!waiters_.empty()) wake_first_waiter();
+}
+
+}  // namespace exercise
