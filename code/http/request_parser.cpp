@@ -130,7 +130,7 @@ struct RequestParser::Impl {
   int error_status = 0;
   const char* error_reason = "";
 
-  void feed(std::string_view bytes);
+  std::size_t feed(std::string_view bytes, std::size_t max_ready);
 
  private:
   static Impl& of(llhttp_t* p) { return *static_cast<Impl*>(p->data); }
@@ -212,13 +212,16 @@ const llhttp_settings_t& RequestParser::Impl::settings() {
 // ended on the last byte still has steps that consume no input, such as completing a
 // request without a body), unless parsing has stopped. A third pause gives llhttp back
 // the ';' it swallowed between two chunk extensions.
-void RequestParser::Impl::feed(std::string_view bytes) {
-  if (stopped || bytes.empty()) return;
+// With `max_ready`, it also stops at the end of a message once ready holds that many, and
+// returns the bytes taken: the rest are the caller's to keep and feed again.
+std::size_t RequestParser::Impl::feed(std::string_view bytes, std::size_t max_ready) {
+  if (stopped || bytes.empty()) return bytes.size();
+  if (ready.size() >= max_ready) return 0;
   const char* p = bytes.data();
   std::size_t n = bytes.size();
   if (unknown_method) {
     scan_unknown_method(p, p + n);
-    return;
+    return bytes.size();
   }
   for (;;) {
     chunk_ptr = p;
@@ -228,11 +231,11 @@ void RequestParser::Impl::feed(std::string_view bytes) {
       chunk_base += n;
       last_byte = bytes.back();
       check_at_end_of_feed(chunk_base);
-      return;
+      return bytes.size();
     }
     if (err != HPE_PAUSED) {
       fail_from_llhttp(err);
-      return;
+      return bytes.size();
     }
     const char* resume_at = llhttp_get_error_pos(&llp);
     const auto used = static_cast<std::size_t>(resume_at - p);
@@ -249,7 +252,7 @@ void RequestParser::Impl::feed(std::string_view bytes) {
       const llhttp_errno_t e = llhttp_execute(&llp, chunk_ptr, 1);
       if (e != HPE_OK) {
         fail_from_llhttp(e);
-        return;
+        return bytes.size();
       }
       continue;
     }
@@ -258,8 +261,13 @@ void RequestParser::Impl::feed(std::string_view bytes) {
     } else {
       finish_message(chunk_base);
     }
-    if (stopped) return;
+    if (stopped) return bytes.size();
     llhttp_resume(&llp);
+    if (why == Pause::message_end && ready.size() >= max_ready) {
+      const std::size_t taken = bytes.size() - n;
+      if (taken > 0) last_byte = bytes[taken - 1];
+      return taken;  // between two messages: llhttp resumes on the next feed's first byte
+    }
   }
 }
 
@@ -623,7 +631,10 @@ int RequestParser::Impl::on_message_complete(llhttp_t* p) {
 RequestParser::RequestParser(Limits limits) : impl_(std::make_unique<Impl>(limits)) {}
 RequestParser::~RequestParser() = default;
 
-void RequestParser::feed(std::string_view bytes) { impl_->feed(bytes); }
+void RequestParser::feed(std::string_view bytes) { impl_->feed(bytes, SIZE_MAX); }
+std::size_t RequestParser::feed_some(std::string_view bytes, std::size_t max_ready) {
+  return impl_->feed(bytes, max_ready);
+}
 std::deque<Request>& RequestParser::ready() { return impl_->ready; }
 int RequestParser::error_status() const { return impl_->error_status; }
 std::string_view RequestParser::error_reason() const { return impl_->error_reason; }

@@ -32,6 +32,12 @@ class RequestParser {
   /// to ready(). Parsing stops for good at the first error (see error_status()) or after
   /// a request that does not keep the connection alive; later bytes are ignored.
   void feed(std::string_view bytes);
+  /// feed(), stopping at the end of a request once ready() holds `max_ready` or more
+  /// (max_ready >= 1), and taking nothing while it already does. Returns how many of
+  /// `bytes` it took; the caller keeps the rest and feeds them later. So a connection holds at most `max_ready` parsed requests however
+  /// many a single read brought (chapter 06: a pipelined flood parsed whole held ~400
+  /// bytes per request). After an error or a closing request every byte counts as taken.
+  std::size_t feed_some(std::string_view bytes, std::size_t max_ready);
 
   /// Completed requests, oldest first. The caller pops them.
   std::deque<Request>& ready();

@@ -84,7 +84,7 @@ class FrameResponder final : public http::Responder {
     if (ticket_->front_seq.load(std::memory_order_relaxed) == seq_) {
       ahead -= ticket_->held_bytes.load(std::memory_order_relaxed);  // behind us: not in our way
     }
-    return ahead > JobTicket::kUnsentBudget;
+    return ahead > ticket_->unsent_budget;
   }
   void push(Frame::Kind kind, http::Response r) {
     // Counted before the frame leaves, so the loop, which subtracts what it takes in, never

@@ -37,7 +37,13 @@ struct JobTicket {
   std::atomic<std::int64_t> held_bytes{0};
   /// Above this many unsent bytes a connection stops reading and a streaming handler
   /// waits: the bound on what one client that does not read can make the server hold.
+  /// The default of unsent_budget.
   static constexpr std::int64_t kUnsentBudget = std::int64_t{1} << 20;
+  JobTicket() = default;
+  explicit JobTicket(std::int64_t budget) : unsent_budget(budget) {}
+  /// The budget itself (chapter 06: --max-unsent-bytes). Set at construction, before the
+  /// ticket is shared, and never written again: a plain value every thread may read.
+  const std::int64_t unsent_budget = kUnsentBudget;
 };
 
 /// A plain piece of work for a pool thread, with no request and no frame: what

@@ -1,6 +1,7 @@
 // server/connection: one client connection on an event loop (chapter 01).
 #include "server/connection.h"
 
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
 
@@ -30,7 +31,7 @@ Connection::Connection(Worker& worker, net::Fd fd, std::uint64_t id, std::int64_
       stack_(worker.stack()),
       id_(id),
       parser_(worker.options().limits),
-      ticket_(std::make_shared<pool::JobTicket>()),
+      ticket_(std::make_shared<pool::JobTicket>(worker.options().max_unsent_bytes)),
       last_activity_ns_(now_ns) {
   if (stack_ != nullptr) stack_socket_.emplace(fd_.get());
   worker_.reactor().add(fd_.get(), EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET, this);
@@ -47,51 +48,64 @@ Connection::~Connection() {
 
 void Connection::on_io(std::uint32_t events) {
   if (closed_) return;
-  if ((events & (EPOLLERR | EPOLLHUP)) && !(events & EPOLLIN)) {
+  // An error (a reset) or both directions shut: no answer can reach the client any more,
+  // so nothing it sent is parsed or answered; what the connection holds is freed now.
+  if (events & (EPOLLERR | EPOLLHUP)) {
     close_now();
     return;
   }
-  if (events & EPOLLOUT) {
-    writable_ = true;
-    if (queued_in_stack() > 0) {  // chapter 05: the socket took some: send the stack's queue
-      stack_->push(*stack_socket_, &worker_.loop_stats());
-      last_activity_ns_ = worker_.now_ns();
+  guarded([&] {
+    if (events & EPOLLOUT) {
+      writable_ = true;
+      if (queued_in_stack() > 0) {  // chapter 05: the socket took some: send the stack's queue
+        stack_->push(*stack_socket_, &worker_.loop_stats());
+        last_activity_ns_ = worker_.now_ns();
+      }
     }
-  }
-  if (events & EPOLLRDHUP) peer_shut_write_ = true;
-  if (events & (EPOLLIN | EPOLLRDHUP)) readable_ = true;
-  pump();
-  if (!closed_ && writable_ && (!outq_.empty() || queued_in_stack() > 0)) flush();
+    if (events & EPOLLRDHUP) peer_shut_write_ = true;
+    if (events & (EPOLLIN | EPOLLRDHUP)) readable_ = true;
+    pump();
+    if (!closed_ && writable_ && (!outq_.empty() || queued_in_stack() > 0)) flush();
+  });
 }
 
 // Dispatching one more request is allowed while the pipeline has room, the answers held
 // here are within budget, and the pool holds no more than this connection's share.
 bool Connection::may_dispatch() const {
   return exchanges_.size() < static_cast<std::size_t>(worker_.options().max_pipeline) &&
-         out_bytes_ + held_bytes_ <= static_cast<std::size_t>(pool::JobTicket::kUnsentBudget) &&
+         out_bytes_ + held_bytes_ <= static_cast<std::size_t>(ticket_->unsent_budget) &&
          worker_.may_submit(jobs_in_pool_);
 }
 
 bool Connection::wants_to_read() {
   if (lingering_) return true;
   if (peer_closed_ || close_after_flush_ || rejected_ || parser_.stopped()) return false;
-  if (draining_ && !parser_.request_in_progress()) return false;
+  if (in_at_ < in_.size() || drain_input_taken()) return false;
   return parser_.ready().empty() && may_dispatch();
+}
+
+// Under drain: every byte sent before the stop has been parsed, and no request is half
+// received (one that began before the stop is read to its end).
+bool Connection::drain_input_taken() const {
+  return draining_ && fed_ >= drain_end_ && !parser_.request_in_progress();
 }
 
 bool Connection::idle() {
   return exchanges_.empty() && outq_.empty() && queued_in_stack() == 0 && parser_.ready().empty() &&
-         !parser_.request_in_progress();
+         !parser_.request_in_progress() && (draining_ ? drain_input_taken() : in_at_ == in_.size());
 }
 
 // [connection.read]
 void Connection::pump() {
   if (pumping_ || closed_) return;  // an inline handler's answer got here from inside this loop
   pumping_ = true;
-  auto buffer = worker_.read_buffer();
+  auto buffer = worker_.read_buffer().first(
+      std::min(worker_.read_buffer().size(), static_cast<std::size_t>(worker_.options().read_ahead_bytes)));
   for (;;) {
     dispatch_ready();
-    if (closed_ || !readable_ || !wants_to_read()) break;
+    if (closed_) break;
+    if (feed_held()) continue;
+    if (!readable_ || !wants_to_read()) break;
     const ssize_t n = ::recv(fd_.get(), buffer.data(), buffer.size(), 0);
     worker_.loop_stats().add(stats::Counter::syscalls);
     if (n > 0) {
@@ -99,7 +113,7 @@ void Connection::pump() {
       // the peer has shut its side: its EOF raised the edge already, so read on to it.
       if (static_cast<std::size_t>(n) < buffer.size() && !peer_shut_write_) readable_ = false;
       last_activity_ns_ = worker_.now_ns();
-      if (!lingering_) parser_.feed({buffer.data(), static_cast<std::size_t>(n)});  // else discard
+      if (!lingering_) feed_read({buffer.data(), static_cast<std::size_t>(n)});  // else discard
       continue;
     }
     readable_ = false;
@@ -119,12 +133,51 @@ void Connection::pump() {
 }
 // [connection.read]
 
+// [connection.read_ahead]
+// Hand the parser what it may take of `bytes` (it stops after the first request it
+// completes); returns how many it took. Under drain, bytes past the stop's end are not
+// parsed unless a request that began before it is still arriving.
+std::size_t Connection::feed(std::string_view bytes) {
+  std::size_t offer = bytes.size();
+  if (draining_ && !parser_.request_in_progress()) {
+    offer = fed_ < drain_end_ ? static_cast<std::size_t>(std::min<std::uint64_t>(offer, drain_end_ - fed_)) : 0;
+  }
+  const std::size_t taken = offer == 0 ? 0 : parser_.feed_some(bytes.substr(0, offer), 1);
+  fed_ += taken;
+  return taken;
+}
+
+// A fresh read: what the parser leaves is held (copied only when a read brought more
+// than one request: pipelining). Reads happen only once in_ is all taken.
+void Connection::feed_read(std::string_view bytes) {
+  const std::size_t taken = feed(bytes);
+  if (taken < bytes.size()) {
+    in_.assign(bytes.substr(taken));
+    in_at_ = 0;
+  }
+}
+
+// Feed the held bytes while the parser holds no request; true if it took any.
+bool Connection::feed_held() {
+  if (in_at_ == in_.size() || lingering_ || !parser_.ready().empty() || parser_.stopped()) return false;
+  const std::size_t taken = feed(std::string_view(in_).substr(in_at_));
+  in_at_ += taken;
+  if (in_at_ == in_.size()) {
+    std::string().swap(in_);  // all taken: hold no buffer between reads
+    in_at_ = 0;
+  }
+  return taken > 0;
+}
+// [connection.read_ahead]
+
 // [connection.dispatch]
 // One request at a time, each only while may_dispatch() allows: so a single read of many
 // small pipelined requests cannot start more work than the limits say.
 void Connection::dispatch_ready() {
   auto& ready = parser_.ready();
   while (!ready.empty() && !closed_ && !close_after_flush_ && !lingering_ && may_dispatch()) {
+    worker_.take_up_stop();  // a stop asked for makes this request the drain's (chapter 06)
+    if (closed_ || lingering_) break;
     http::Request request = std::move(ready.front());
     ready.pop_front();
     const std::uint64_t seq = next_seq_++;
@@ -147,13 +200,27 @@ void Connection::dispatch_ready() {
       continue_pending_ = true;
     }
   }
+  start_clocks();
+}
+// [connection.dispatch]
+
+// The head's clock runs from its first byte, the body's (chapter 06) from the head's end;
+// each stops when its part is complete. sweep() reads them.
+void Connection::start_clocks() {
   if (parser_.head_in_progress()) {
     if (head_started_ns_ == 0) head_started_ns_ = worker_.now_ns();
   } else {
     head_started_ns_ = 0;
   }
+  if (parser_.request_in_progress() && !parser_.head_in_progress()) {  // a body is arriving
+    if (body_started_ns_ == 0) {
+      body_started_ns_ = worker_.now_ns();
+      body_from_ = fed_;
+    }
+  } else {
+    body_started_ns_ = 0;
+  }
 }
-// [connection.dispatch]
 
 void Connection::reject(int status, std::string_view reason) {
   if (rejected_) return;  // one error answer per connection
@@ -173,8 +240,9 @@ void Connection::apply(std::uint64_t seq, pool::Frame::Kind kind, http::Response
   if (index >= exchanges_.size()) return;
   Exchange& ex = exchanges_[index];
   if (ex.done) return;
-  // Under drain the last exchange says Connection: close; earlier ones may keep alive.
-  const bool last = index + 1 == exchanges_.size() && parser_.ready().empty();
+  // Under drain the last exchange says Connection: close once no request sent before the
+  // stop is left unread; earlier ones may keep alive.
+  const bool last = index + 1 == exchanges_.size() && parser_.ready().empty() && drain_input_taken();
   const bool keep_alive = ex.keep_alive && !(draining_ && last);
   const std::string_view date = worker_.date();
   std::string bytes;
@@ -451,6 +519,12 @@ void Connection::close_now() {
 }
 
 void Connection::begin_drain() {
+  // Everything the client sent before now: what the parser took, what waits here, and
+  // what waits in the socket's receive queue.
+  int queued = 0;
+  if (::ioctl(fd_.get(), FIONREAD, &queued) != 0) queued = 0;
+  worker_.loop_stats().add(stats::Counter::syscalls);
+  drain_end_ = fed_ + (in_.size() - in_at_) + static_cast<std::uint64_t>(std::max(queued, 0));
   draining_ = true;
   if (lingering_) linger_deadline_ns_ = std::min(linger_deadline_ns_, worker_.now_ns() + kDrainLingerNs);
   if (idle()) start_lingering_close();
@@ -470,6 +544,21 @@ void Connection::sweep(std::int64_t now) {
   if (head_started_ns_ != 0 && now - head_started_ns_ > o.header_timeout_ms * kMsToNs) {
     reject(408, "the request head did not arrive in time");  // then close
     return;
+  }
+  // Chapter 06: a body has --body-timeout-ms, plus a second for every --body-min-rate
+  // bytes it brings (mod_reqtimeout's MinRate); timed, like the head, only while read.
+  if (body_started_ns_ != 0 && !wants_to_read()) {
+    body_started_ns_ = now;
+    body_from_ = fed_;
+  }
+  if (body_started_ns_ != 0) {
+    const auto received = static_cast<std::int64_t>(fed_ - body_from_);
+    const std::int64_t allowed = o.body_timeout_ms * kMsToNs +
+                                 (o.body_min_rate > 0 ? received * 1'000'000'000 / o.body_min_rate : 0);
+    if (now - body_started_ns_ > allowed) {
+      reject(408, "the request body arrived too slowly");
+      return;
+    }
   }
   if (now - last_activity_ns_ > o.idle_timeout_ms * kMsToNs) {
     if (exchanges_.empty() && parser_.request_in_progress() && wants_to_read()) {

@@ -8,8 +8,10 @@
 #include <cstdint>
 #include <deque>
 #include <memory>
+#include <new>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "http/request_parser.h"
@@ -41,10 +43,20 @@ class Worker;
 /// pump(), which dispatches what was parsed and reads on while the connection wants to.
 ///
 /// Flow control: requests are dispatched one at a time, each only while the connection
-/// has fewer than --max-pipeline exchanges open, holds at most JobTicket::kUnsentBudget
-/// bytes of answers it has not written, and has no more than its fair share of jobs in the
+/// has fewer than --max-pipeline exchanges open, holds at most --max-unsent-bytes
+/// (JobTicket::unsent_budget) bytes of answers it has not written, and has no more than its fair share of jobs in the
 /// pool; otherwise parsed requests wait in the parser and reading stops. So one client
 /// holds at most the budget plus one handler's answer per exchange in flight.
+///
+/// Read-ahead (chapter 06): the parser is handed input only while it holds no parsed
+/// request, and stops at the end of the first one it completes; the bytes after it wait
+/// here, unparsed, and the socket is read again only once they are all taken. So input
+/// read ahead of the requests dispatched is at most one read (--read-ahead-bytes) and
+/// one parsed request, however many requests a read brings.
+///
+/// Drain (chapter 06): at the stop, every byte the client has sent so far (in the parser,
+/// held here, or in the socket's receive queue: FIONREAD) is read and its requests are
+/// answered, the last one with Connection: close; nothing after those bytes is read.
 class Connection final : public reactor::IoHandler {
  public:
   Connection(Worker& worker, net::Fd fd, std::uint64_t id, std::int64_t now_ns);
@@ -74,6 +86,17 @@ class Connection final : public reactor::IoHandler {
   void begin_drain();
   /// Close at once, answered or not (a write failed, or the drain deadline passed).
   void close_now();
+  /// Run `step` (work for this connection); an allocation that fails inside it closes
+  /// this connection instead of ending the process (chapter 06).
+  template <class Step>
+  void guarded(Step&& step) {
+    try {
+      step();
+    } catch (const std::bad_alloc&) {
+      pumping_ = false;
+      close_now();
+    }
+  }
 
  private:
   /// One request in flight on the connection: its sequence and how to answer it.
@@ -88,7 +111,12 @@ class Connection final : public reactor::IoHandler {
   };
 
   void pump();
+  bool feed_held();
+  std::size_t feed(std::string_view bytes);
+  void feed_read(std::string_view bytes);
+  bool drain_input_taken() const;
   void dispatch_ready();
+  void start_clocks();
   void reject(int status, std::string_view reason);
   void emit(Exchange& ex, std::string&& bytes);
   void queue_out(std::string&& bytes);
@@ -125,6 +153,12 @@ class Connection final : public reactor::IoHandler {
   bool peer_shut_write_ = false;   // EPOLLRDHUP seen: an EOF waits behind the data
   std::int64_t last_activity_ns_;  // last byte read or written
   std::int64_t head_started_ns_ = 0;
+  std::int64_t body_started_ns_ = 0;  // chapter 06: the body's clock (0: no body arriving)
+  std::uint64_t body_from_ = 0;       // fed_ when that clock last started
+  std::string in_;                    // chapter 06: bytes read and not yet taken by the parser
+  std::size_t in_at_ = 0;             // of in_, the bytes already taken
+  std::uint64_t fed_ = 0;             // bytes of the stream the parser has taken
+  std::uint64_t drain_end_ = 0;       // under drain: the stream's length when the stop began
   std::int64_t linger_deadline_ns_ = 0;
   bool continue_pending_ = false;   // a 100 Continue is owed once earlier answers are out
   bool peer_closed_ = false;        // the client shut its side

@@ -55,6 +55,26 @@ void add_core_flags(CLI::App& app, ServerOptions& o) {
   app.add_option("--max-pipeline", o.max_pipeline, "requests in flight per connection before reading pauses")
       ->check(config::integer_in(1, 4096))
       ->capture_default_str();
+  app.add_option("--read-ahead-bytes", o.read_ahead_bytes,
+                 "bytes of input a connection reads ahead of the requests it has taken (one read; it reads "
+                 "again once they are parsed and dispatched), in bytes; default 65536")
+      ->check(config::integer_in(512, 64 * 1024))
+      ->capture_default_str();
+  app.add_option("--max-unsent-bytes", o.max_unsent_bytes,
+                 "bytes of answers a connection holds unwritten (its client not reading) before it stops "
+                 "reading and dispatching, and a streaming handler waits; default 1048576")
+      ->check(config::integer_in(4096, 1LL << 30))
+      ->capture_default_str();
+  app.add_option("--body-timeout-ms", o.body_timeout_ms,
+                 "a request body must arrive within this many ms of its head's end, plus 1 s per "
+                 "--body-min-rate bytes received, else 408; default 20000")
+      ->check(config::integer_in(1, 3'600'000))
+      ->capture_default_str();
+  app.add_option("--body-min-rate", o.body_min_rate,
+                 "bytes per second a slow body must keep up: each this many bytes received extend "
+                 "--body-timeout-ms by 1 s (0: a fixed whole-body deadline); default 500")
+      ->check(config::integer_in(0, 1'000'000'000))
+      ->capture_default_str();
   app.add_flag("--pool-all-routes", o.pool_all_routes,
                "dispatch=pool: hand routes that never block to the pool too (to price the hand-off)");
 }

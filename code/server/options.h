@@ -11,6 +11,7 @@
 #include "app/coroutine_handler.h"
 #include "evloop/event_loop.h"
 #include "http/request_parser.h"
+#include "pool/job.h"
 #include "stack/network_stack.h"
 
 namespace CLI {
@@ -54,6 +55,17 @@ struct ServerOptions {
   int idle_timeout_ms = 60'000;    ///< an idle keep-alive connection closes after this
   int drain_timeout_ms = 10'000;   ///< graceful shutdown waits at most this for in-flight work
   int max_pipeline = 64;           ///< requests in flight per connection before reading pauses
+  /// Chapter 06: bytes of input a connection reads ahead of the requests it has taken
+  /// (one read at most; it reads again only once the parser has taken them all).
+  int read_ahead_bytes = 64 * 1024;
+  /// Chapter 06: answers a connection holds unwritten before it stops dispatching and
+  /// reading, and a streaming handler waits (pool::JobTicket::unsent_budget).
+  std::int64_t max_unsent_bytes = pool::JobTicket::kUnsentBudget;
+  /// Chapter 06: a request body must arrive within this from the end of its head, plus
+  /// one second for every body_min_rate bytes received (Apache mod_reqtimeout's
+  /// body=20,MinRate=500), else 408.
+  int body_timeout_ms = 20'000;
+  int body_min_rate = 500;  ///< bytes per second that extend the body's deadline (0: none)
   bool pool_all_routes = false;    ///< pool mode: routes that never block go to the pool too
   /// Set (chapter 04 on): each worker's loop is an evloop::EventLoop with these options, so
   /// callbacks, timers and coroutines run on it beside the connections. Unset: the plain

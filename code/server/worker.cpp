@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstring>
 #include <exception>
+#include <new>
 #include <stdexcept>
 #include <string>
 #include <system_error>
@@ -45,7 +46,8 @@ Worker::Worker(const ServerOptions& options, int index, const app::Router& route
       stop_fd_(::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)),
       clock_(stats::monotonic_ns),
       sweep_interval_ns_(std::clamp<std::int64_t>(
-          std::min(options.header_timeout_ms, options.idle_timeout_ms) * kMsToNs / 4, 5 * kMsToNs, 1000 * kMsToNs)),
+          std::min({options.header_timeout_ms, options.idle_timeout_ms, options.body_timeout_ms}) * kMsToNs / 4,
+          5 * kMsToNs, 1000 * kMsToNs)),
       index_(index) {
   if (!stop_fd_) throw std::system_error(errno, std::generic_category(), "eventfd");
   if (router_.has_coroutine_routes() && !event_loop_) {
@@ -65,6 +67,7 @@ Worker::Worker(const ServerOptions& options, int index, const app::Router& route
 Worker::~Worker() = default;
 
 void Worker::request_stop() noexcept {
+  stop_asked_.store(true, std::memory_order_relaxed);  // relaxed: see take_up_stop()
   const std::uint64_t one = 1;
   [[maybe_unused]] auto n = ::write(stop_fd_.get(), &one, sizeof one);
 }
@@ -186,6 +189,9 @@ std::uint64_t Worker::adopt(net::Fd fd) {
   // [worker.adopt_move]
   loop_stats_.add(stats::Counter::conns_adopted);
   const std::uint64_t id = next_conn_id_++;
+  // Room to retire every connection in one turn, so that close() never allocates: it runs
+  // where an allocation has just failed (Connection::guarded).
+  closed_.reserve(connections_.size() + 1);
   connections_.emplace(id, std::make_unique<Connection>(*this, std::move(fd), id, clock_()));
   loop_stats_.add(stats::Counter::syscalls);  // its epoll_ctl(ADD)
   return id;
@@ -204,7 +210,11 @@ void Worker::on_accept() {
     switch (result) {
       case net::Listener::Accept::ok:
         loop_stats_.add(stats::Counter::accepts);
-        hand_accepted(std::move(fd));
+        try {
+          hand_accepted(std::move(fd));
+        } catch (const std::bad_alloc&) {
+          // Out of memory: this client is refused (its socket closes); those served go on.
+        }
         break;
       case net::Listener::Accept::again:
         return;
@@ -313,7 +323,8 @@ void Worker::job_finished(bool conn_idle) noexcept {
 void Worker::on_frame(pool::Frame& frame) {
   const auto it = connections_.find(frame.conn_id);
   if (it == connections_.end()) return;  // the connection has gone: drop its answer
-  it->second->apply_pooled(frame);
+  Connection& conn = *it->second;
+  conn.guarded([&] { conn.apply_pooled(frame); });
 }
 // [worker.dispatch]
 
@@ -350,7 +361,8 @@ evloop::Task<void> Worker::run_coroutine(std::uint64_t conn_id, std::uint64_t se
 void Worker::apply_to(std::uint64_t conn_id, std::uint64_t seq, pool::Frame::Kind kind, http::Response&& response) {
   const auto it = connections_.find(conn_id);
   if (it == connections_.end()) return;  // the connection has gone: drop its answer
-  it->second->apply(seq, kind, std::move(response));
+  Connection& conn = *it->second;
+  conn.guarded([&] { conn.apply(seq, kind, std::move(response)); });
 }
 // [worker.coroutine]
 
@@ -398,7 +410,7 @@ void Worker::sweep(std::int64_t now) {
     if (force) {
       conn->close_now();  // the drain deadline: close what is left, answered or not
     } else {
-      conn->sweep(now);
+      conn->guarded([&] { conn->sweep(now); });
     }
   }
 }

@@ -99,6 +99,16 @@ class Worker final : public pool::FrameSink, evloop::PollHooks {
   void set_clock(std::function<std::int64_t()> clock) { clock_ = std::move(clock); }
   /// Ask the loop to drain and stop. Any thread; async-signal-safe (one eventfd write).
   void request_stop() noexcept;
+  /// Chapter 06: take up a stop that request_stop() asked for and this loop has not seen
+  /// yet (its eventfd can wait behind this turn's other events, or behind a pipeline an
+  /// inline handler works through). A connection calls it before each request it
+  /// dispatches, so a request read after the stop was asked is the drain's, and the last
+  /// one's answer says Connection: close. Loop thread.
+  void take_up_stop() {
+    // relaxed: the flag carries no data; the eventfd written after it wakes the loop, and
+    // a look that misses it only leaves the stop to that wake.
+    if (!draining_ && stop_asked_.load(std::memory_order_relaxed)) on_stop_requested();
+  }
 
   // For connections (loop thread only).
   const ServerOptions& options() const noexcept { return options_; }
@@ -168,6 +178,7 @@ class Worker final : public pool::FrameSink, evloop::PollHooks {
   std::unique_ptr<evloop::TaskSet> coroutines_;
   net::Listener listener_;
   net::Fd stop_fd_;  // eventfd: request_stop() → the loop
+  std::atomic<bool> stop_asked_{false};  // chapter 06: set by request_stop(), before stop_fd_
   Callback accept_cb_, stop_cb_;
   http::DateCache date_;
   std::array<char, std::size_t{64} * 1024> read_buffer_{};

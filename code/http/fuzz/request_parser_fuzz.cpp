@@ -1,6 +1,7 @@
 // http/request_parser fuzz: random bytes, random splits, small limits (chapter 01).
-// Role: a libFuzzer target for the request path. Each input is parsed twice, once in one
-// feed() and once cut at pseudo-random points, and the two parses must agree.
+// Role: a libFuzzer target for the request path. Each input is parsed three times, once in
+// one feed(), once cut at pseudo-random points, and once through feed_some() taking one
+// request at a time as a connection does (chapter 06), and the parses must agree.
 //
 // The agreement checked is the parser's guarantee about splits: the same requests, in
 // the same order, field for field; the same verdict on whether the stream failed and
@@ -11,6 +12,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <string_view>
+#include <vector>
 
 #include "http/request_parser.h"
 
@@ -65,6 +67,29 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const std::size_t len = 1 + (seed >> 16) % 17;
     pieces.feed(stream.substr(at, len));
     at += len;
+  }
+
+  // One request at a time: feed_some() stops after each request it completes, never holds
+  // two, and what it leaves is fed again once that request is taken.
+  RequestParser stepwise(limits);
+  std::vector<Request> taken;
+  std::string_view rest = stream;
+  while (!rest.empty()) {
+    const std::size_t used = stepwise.feed_some(rest, 1);
+    if (used > rest.size() || stepwise.ready().size() > 1) std::abort();
+    if (used == 0 && stepwise.ready().empty()) std::abort();  // no progress: it would spin
+    rest.remove_prefix(used);
+    while (!stepwise.ready().empty()) {
+      taken.push_back(std::move(stepwise.ready().front()));
+      stepwise.ready().pop_front();
+    }
+  }
+  if ((stepwise.error_status() != 0) != (whole.error_status() != 0) || stepwise.stopped() != whole.stopped()) {
+    std::abort();
+  }
+  if (taken.size() != whole.ready().size()) std::abort();
+  for (std::size_t i = 0; i < taken.size(); ++i) {
+    if (!same(whole.ready()[i], taken[i])) std::abort();
   }
 
   if (!documented(whole.error_status()) || !documented(pieces.error_status())) std::abort();

@@ -118,6 +118,28 @@ TEST_CASE("request parser: one byte at a time, each request is ready exactly at 
   CHECK(p.error_status() == 0);
 }
 
+TEST_CASE("request parser: feed_some takes one request at a time and returns the bytes it took", "[http][ch06]") {
+  // Chapter 06: a connection holds one parsed request, not every request a read brought.
+  const std::vector<std::size_t> ends = pipeline_ends();
+  RequestParser p;
+  std::vector<std::string> got;
+  std::string_view rest = kPipeline;
+  std::size_t fed = 0;
+  for (std::size_t i = 0; i < ends.size(); ++i) {
+    const std::size_t taken = p.feed_some(rest, 1);
+    fed += taken;
+    INFO("request " << i);
+    REQUIRE(fed == ends[i]);  // stopped exactly at the request's last byte
+    REQUIRE(p.ready().size() == 1);
+    CHECK(p.feed_some(rest.substr(taken), 1) == 0);  // holding one, it takes nothing more
+    rest.remove_prefix(taken);
+    for (auto& r : drain(p)) got.push_back(r);
+  }
+  CHECK(rest.empty());
+  CHECK(got == kPipelineParsed);
+  CHECK(p.error_status() == 0);
+}
+
 TEST_CASE("request parser: request accessors give path, query parameters and headers", "[http][ch01]") {
   RequestParser p;
   p.feed("GET /sleep?ms=10&flag&x=a%20b HTTP/1.1\r\nHost: example\r\nX-Mixed-Case: Yes  \r\n\r\n");
