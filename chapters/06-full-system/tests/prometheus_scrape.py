@@ -14,42 +14,26 @@ never scrapes fails the test, naming what it last saw.
 
     prometheus_scrape.py STAGE_BINARY [PROMETHEUS [PROMTOOL]]
 """
-import http.client
 import json
 import os
 import re
 import select
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
-import time
-import urllib.parse
 
-CONFIG = os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, "prometheus.yml")
-WAIT_S = 30.0
+# Starting prometheus with the chapter's file and reading it back is the harness's module,
+# shared with the panel run (benchmarks/harness/prometheus.py).
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, os.pardir,
+                                os.pardir, "benchmarks", "harness"))
+from prometheus import WAIT_S, Prometheus, PrometheusError, get  # noqa: E402
+
 REQUESTS = 5
 
 
 class Failed(AssertionError):
     pass
-
-
-def get(port, path, timeout=10):
-    c = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
-    try:
-        c.request("GET", path)
-        r = c.getresponse()
-        return r.status, r.read().decode()
-    finally:
-        c.close()
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def start_stage(binary):
@@ -62,43 +46,6 @@ def start_stage(binary):
         proc.kill()
         raise Failed(f"stage: no readiness line within {WAIT_S:.0f} s: {line!r}")
     return proc, int(m.group(1))
-
-
-def scrape_config(text, stage_port):
-    """The chapter's file with its target and interval changed, and nothing else."""
-    out, n_target = re.subn(r'"localhost:8080"', f'"127.0.0.1:{stage_port}"', text)
-    out, n_interval = re.subn(r"^(\s*scrape_interval:) 15s$", r"\1 1s", out, flags=re.M)
-    out, n_timeout = re.subn(r"^(\s*scrape_timeout:) 5s$", r"\1 1s", out, flags=re.M)
-    if (n_target, n_interval, n_timeout) != (1, 1, 1):
-        raise Failed(f"{CONFIG}: expected one target localhost:8080, one scrape_interval: 15s and "
-                     f"one scrape_timeout: 5s, found {n_target}, {n_interval} and {n_timeout}")
-    return out
-
-
-def query(port, expr):
-    status, body = get(port, "/api/v1/query?" + urllib.parse.urlencode({"query": expr}))
-    if status != 200:
-        raise Failed(f"prometheus: query {expr!r} answered {status}: {body[:300]}")
-    doc = json.loads(body)
-    if doc.get("status") != "success":
-        raise Failed(f"prometheus: query {expr!r}: {doc}")
-    return doc["data"]["result"]
-
-
-def wait_for(what, probe):
-    """probe() until it returns something true, at most WAIT_S; the last thing it saw names
-    the failure."""
-    deadline = time.monotonic() + WAIT_S
-    seen = None
-    while time.monotonic() < deadline:
-        try:
-            got, seen = probe()
-        except (OSError, http.client.HTTPException) as e:
-            got, seen = None, f"{type(e).__name__}: {e}"
-        if got:
-            return got
-        time.sleep(0.2)
-    raise Failed(f"{what}: not within {WAIT_S:.0f} s; last seen: {seen}")
 
 
 def stop(proc):
@@ -131,36 +78,11 @@ def main(binary, prometheus, promtool):
             raise Failed(f"promtool check metrics exited {lint.returncode}: {(lint.stdout + lint.stderr)[:2000]}")
         threads = {t["name"]: t["role"] for t in json.loads(get(stage_port, "/stats")[1])["threads"]}
 
-        with open(CONFIG, encoding="utf-8") as f:
-            config = scrape_config(f.read(), stage_port)
-        config_path = os.path.join(tmp, "prometheus.yml")
-        with open(config_path, "w", encoding="utf-8") as f:
-            f.write(config)
-        check = subprocess.run([promtool, "check", "config", config_path], capture_output=True,
-                               text=True, timeout=WAIT_S)
-        if check.returncode != 0:
-            raise Failed(f"promtool check config: {check.stdout}{check.stderr}")
-        prom_port = free_port()
-        with open(os.path.join(tmp, "prometheus.log"), "w") as log:
-            prom = subprocess.Popen([prometheus, f"--config.file={config_path}",
-                                     f"--storage.tsdb.path={os.path.join(tmp, 'data')}",
-                                     f"--web.listen-address=127.0.0.1:{prom_port}"],
-                                    stdout=log, stderr=subprocess.STDOUT, cwd=tmp)
+        prom = Prometheus(f"127.0.0.1:{stage_port}", tmp, prometheus, promtool)
+        prom.start()
+        prom.wait_scraped()
 
-        def ready():
-            if prom.poll() is not None:
-                with open(os.path.join(tmp, "prometheus.log")) as f:
-                    raise Failed(f"prometheus exited {prom.returncode}: {f.read()[-1500:]}")
-            status, body = get(prom_port, "/-/ready", timeout=2)
-            return status == 200, f"/-/ready {status} {body.strip()[:100]}"
-        wait_for("prometheus ready", ready)
-
-        def scraped():
-            up = query(prom_port, 'up{job="handoff"}')
-            return (up and up[0]["value"][1] == "1"), up
-        wait_for("a scrape of the stage with up == 1", scraped)
-
-        series = query(prom_port, 'handoff_requests_total{job="handoff"}')
+        series = prom.query('handoff_requests_total{job="handoff"}')
         by_thread = {s["metric"]["thread"]: float(s["value"][1]) for s in series}
         if set(by_thread) != set(threads):
             raise Failed(f"scraped threads {sorted(by_thread)} are not /stats' {sorted(threads)}")
@@ -177,7 +99,7 @@ def main(binary, prometheus, promtool):
         return 0
     finally:
         if prom is not None:
-            stop(prom)
+            prom.stop()
         stop(stage)
         shutil.rmtree(tmp, ignore_errors=True)
 
@@ -188,6 +110,6 @@ if __name__ == "__main__":
     try:
         tools = (sys.argv[2:] + ["prometheus", "promtool"][len(sys.argv[2:]):])[:2]
         sys.exit(main(sys.argv[1], *tools))
-    except Failed as e:
+    except (Failed, PrometheusError) as e:
         print(f"FAILED: {e}", file=sys.stderr)
         sys.exit(1)
