@@ -20,6 +20,10 @@ Role: the command line over the harness's modules.
       HAProxy in front of three stage 06 processes, one killed mid-run and revived: what was
       answered, answered twice, failed over and failed, and how long the checks took to take
       it out and back, to OUT/06-full-system/failover.{json,csv} (harness/failover.py)
+  bench.py panel --mode quick|full --build-dir DIR [--out DIR]
+      stage 06 scraped by Debian's prometheus (chapter 06's prometheus.yml, one-second
+      scrapes) through idle, steady, heavier and idle phases of load; the per-thread rates
+      read back with query_range, to OUT/06-full-system/panel.{json,csv,png} (harness/panel.py)
   bench.py profile --mode quick|full --build-dir DIR [--out DIR]
       the loop thread's perf samples per request by category (inline, elastic-1, ring-1 at
       256 connections) to OUT/03-lost-wakes/loop-profile.{json,csv}, then the flame graphs
@@ -88,6 +92,7 @@ import failover  # noqa: E402
 import flame_graph  # noqa: E402
 import loop_peers  # noqa: E402
 import loop_profile  # noqa: E402
+import panel  # noqa: E402
 import postgres  # noqa: E402
 import records  # noqa: E402
 import report  # noqa: E402
@@ -322,6 +327,25 @@ def run_failover_part(args) -> tuple[bool, list[str]]:
     return bool(failures or (missing and args.strict)), missing
 
 
+def run_panel(args) -> tuple[list[str], list[str]]:
+    """The Prometheus panel record, where prometheus and stage 06 are here: (not measured,
+    failures)."""
+    return panel.run_panel(mode=args.mode, build_dir=args.build_dir, out_dir=args.out,
+                           repo_root=REPO_ROOT, argv=args.argv,
+                           reproduce_argv=sub_reproduce_argv("panel", args), stream=sys.stdout)
+
+
+def cmd_panel(args) -> int:
+    return said("bench panel", *run_panel(args))
+
+
+def run_panel_part(args) -> tuple[bool, list[str]]:
+    missing, failures = run_panel(args)
+    for f in failures:
+        print(f"bench all: panel: {f}", file=sys.stderr)
+    return bool(failures or (missing and args.strict)), missing
+
+
 def cmd_profile(args) -> int:
     """The loop profile, then the flame graphs of the profiles the book shows."""
     rc = 0
@@ -385,7 +409,7 @@ def cmd_micro(args) -> int:
 # profile's the loop profile and its flame graphs (14 s and 49 s). Full mode has no estimate
 # (a budget only stops what would start after it is spent).
 QUICK_ESTIMATE_S = {"probe": 35.0, "micro": 2.0, "records": 80.0, "loop-peers": 11.0, "profile": 65.0,
-                    "failover": 6.0}
+                    "failover": 6.0, "panel": 32.0}
 
 
 @dataclass
@@ -429,6 +453,8 @@ def plan(args, resume: bool = False) -> list[Part]:
                       lambda _: run_loop_peers_part(args)))
     parts.append(Part("failover", sub_reproduce_argv("failover", args), estimate("failover"),
                       lambda _: run_failover_part(args)))
+    parts.append(Part("panel", sub_reproduce_argv("panel", args), estimate("panel"),
+                      lambda _: run_panel_part(args)))
     why = loop_profile.missing_parts(args.build_dir, REPO_ROOT)
     parts.append(Part("profile", sub_reproduce_argv("profile", args), estimate("profile"),
                       lambda _: (cmd_profile(args) != 0, []), missing=why and f"profile: {why}"))
@@ -758,6 +784,10 @@ def replot_one(json_path: str) -> list[str]:
         failover.write_csv(base + ".csv", doc["results"])
         failover.plot(base + "-timeline.png", doc)
         return [base + ".csv", base + "-timeline.png"]
+    if os.path.basename(base) == panel.NAME and doc.get("series"):
+        panel.write_csv(base + ".csv", doc)
+        panel.plot(base + ".png", doc)
+        return [base + ".csv", base + ".png"]
     if os.path.basename(base) == loop_peers.NAME and doc.get("rounds"):
         loop_peers.add_verdicts(doc["results"], doc["rounds"])
         report.write_json(json_path, doc)
@@ -856,6 +886,12 @@ def main(argv: list[str]) -> int:
     common(p)
     p.set_defaults(func=cmd_failover)
 
+    p = sub.add_parser("panel", help="stage 06 scraped by prometheus through phases of load; "
+                                     "the per-thread rates read back")
+    p.add_argument("--mode", choices=specfile.MODES, required=True)
+    common(p)
+    p.set_defaults(func=cmd_panel)
+
     p = sub.add_parser("profile", help="sample the loop thread with perf, by category per request")
     p.add_argument("--mode", choices=specfile.MODES, required=True)
     common(p)
@@ -917,8 +953,8 @@ def main(argv: list[str]) -> int:
     common(p, need_build=False)
     p.set_defaults(func=cmd_verify)
 
-    for p in (sub.choices[c] for c in ("run", "probe", "micro", "records", "loop-peers", "profile",
-                                           "all", "reproduce")):
+    for p in (sub.choices[c] for c in ("run", "probe", "micro", "records", "loop-peers", "panel",
+                                           "profile", "all", "reproduce")):
         p.add_argument("--allow-dirty", action="store_true",
                        help="let a full-mode run measure a tree with uncommitted changes "
                             "(the results record git_dirty = true)")

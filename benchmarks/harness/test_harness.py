@@ -42,6 +42,7 @@ import postgres  # noqa: E402
 import procfs  # noqa: E402
 import failover  # noqa: E402
 import loop_peers  # noqa: E402
+import panel  # noqa: E402
 import peers  # noqa: E402
 import loop_profile  # noqa: E402  (the harness's perf profile of the loop)
 import report  # noqa: E402
@@ -877,6 +878,34 @@ class Failover(unittest.TestCase):
                                  0.0, 0.0, {"requests": 9, "errors": {}}, ["b0"], "b0")
         self.assertEqual(got["unaccounted"], 1)
         self.assertIsNone(got["out_s"])
+
+
+class Panel(unittest.TestCase):
+    """harness/panel's figure for a phase: the scraped rate once a rate's window no longer
+    reaches into the phase before."""
+
+    def test_a_phase_skips_the_samples_whose_window_holds_the_phase_before(self):
+        phases = [{"name": "heavier", "load": {}, "start": 100.0, "end": 110.0},
+                  {"name": "steady", "load": {}, "start": 110.0, "end": 115.0}]
+        # 1000/s, then 500/s from 110: a rate's window reaches back WINDOW_S, so the
+        # scraped rate falls over the steady phase's first WINDOW_S.
+        def rate(t):
+            return 1000.0 if t <= 110 else max(500.0, 1000.0 - (t - 110) * 500 / panel.WINDOW_S)
+        points = [[float(t), rate(t)] for t in range(100, 116)]
+        series = {"requests": [{"thread": "pool-0-0", "role": "pool", "points": points}]}
+        panel.phase_figures(phases, series)
+        self.assertEqual(phases[1]["scraped_pool_rps"], 500.0)
+        self.assertEqual(phases[0]["scraped_pool_rps"], 1000.0)
+
+    def test_the_chapter_file_changes_only_target_and_intervals(self):
+        import prometheus
+        with open(prometheus.CONFIG, encoding="utf-8") as f:
+            text = f.read()
+        got = prometheus.scrape_config(text, "127.0.0.1:5")
+        self.assertIn('"127.0.0.1:5"', got)
+        self.assertEqual(len(got.splitlines()), len(text.splitlines()))
+        with self.assertRaises(prometheus.PrometheusError):
+            prometheus.scrape_config(text.replace("15s", "10s"), "127.0.0.1:5")
 
 
 class PostgresSessions(unittest.TestCase):
