@@ -17,7 +17,7 @@ series, one per thread (labels thread and role):
 - CPU per thread in cores, rate(handoff_thread_cpu_seconds_total[WINDOW]).
 
 For each phase it also files the load generator's own responses per second beside the
-median of the scraped rate inside the phase (its first WINDOW and a scrape cut, where a
+median of each scraped series inside the phase (its first WINDOW and a scrape cut, where a
 rate's window still reaches into the phase before), so the scraped figure can be checked against the client's.
 
 Writes OUT/06-full-system/panel.json (machine, commands, mode, phases, every scraped series)
@@ -122,15 +122,22 @@ def scrape_series(prom: prometheus.Prometheus, start: float, end: float) -> dict
     return out
 
 
-def phase_figures(phases: list[dict], series: dict[str, list[dict]]) -> None:
-    """Add to each phase the median scraped requests/s per role inside it: from a scrape
-    after its first WINDOW_S (a rate's window reaches back that far: before, it holds the
-    phase before) to its end."""
+def phase_figures(phases: list[dict], series: dict[str, list[dict]]) -> list[str]:
+    """Add to each phase, for each query and role, the median of the scraped series inside
+    it (as "<query>_<role>": requests_pool, cpu_loop, ...): from a scrape after its first
+    WINDOW_S (a rate's window reaches back that far: before, it holds the phase before) to
+    its end. Returns the names added, in order."""
+    names = []
     for ph in phases:
         lo, hi = ph["start"] + WINDOW_S + STEP_S, ph["end"]
-        for s in series["requests"]:
-            inside = [v for t, v in s["points"] if lo <= t <= hi]
-            ph[f"scraped_{s['role']}_rps"] = statistics.median(inside) if inside else None
+        for key, found in series.items():
+            for s in found:
+                name = f"{key}_{s['role']}"
+                inside = [v for t, v in s["points"] if lo <= t <= hi]
+                ph[name] = statistics.median(inside) if inside else None
+                if name not in names:
+                    names.append(name)
+    return names
 
 
 def run_panel(*, mode: str, build_dir: str, out_dir: str, repo_root: str, argv: list[str],
@@ -165,7 +172,7 @@ def run_panel(*, mode: str, build_dir: str, out_dir: str, repo_root: str, argv: 
         if prom is not None:
             prom.stop()
         stage.stop()
-    phase_figures(phases, series)
+    figures = phase_figures(phases, series)
     record = report.tool_record(mode=mode, settings=settings, argv=argv,
                                 reproduce_argv=reproduce_argv, repo_root=repo_root,
                                 build_dir=build_dir, out_dir=out_dir, tool_key="stage",
@@ -173,7 +180,7 @@ def run_panel(*, mode: str, build_dir: str, out_dir: str, repo_root: str, argv: 
     record.update(profile=PROFILE, step_s=STEP_S, window=WINDOW,
                   queries={k: q.format(w=WINDOW) for k, q in QUERIES.items()},
                   prometheus_config=report.repo_relative([prometheus.CONFIG], repo_root),
-                  phases=phases, series=series)
+                  phases=phases, phase_figures=figures, series=series)
     base = report.results_base(out_dir, CHAPTER, NAME)
     with open(base + ".json", "w", encoding="utf-8") as f:
         json.dump(record, f, indent=1)
@@ -181,7 +188,7 @@ def run_panel(*, mode: str, build_dir: str, out_dir: str, repo_root: str, argv: 
     plot(base + ".png", record)
     print(f"{CHAPTER}/{NAME}: " + "; ".join(
         f"{p['name']} {p.get('client_rps', 0):.0f}/s by the client, "
-        f"{p.get('scraped_pool_rps') or 0:.0f}/s scraped on the pool" for p in phases)
+        f"{p.get('requests_pool') or 0:.0f}/s scraped on the pool" for p in phases)
         + f"; wrote {base}.json, .csv, .png", file=stream)
     problems = []
     n = sum(len(v) for v in series.values())
@@ -190,23 +197,24 @@ def run_panel(*, mode: str, build_dir: str, out_dir: str, repo_root: str, argv: 
     errors = sum(p.get("client_errors", 0) for p in phases)
     if errors:
         problems.append(f"{CHAPTER}/{NAME}: {errors} client errors")
-    if n and not any(p.get("scraped_pool_rps") for p in phases if p["load"]):
+    if n and not any(p.get("requests_pool") for p in phases if p["load"]):
         problems.append(f"{CHAPTER}/{NAME}: no scraped rate inside a loaded phase")
     return [], problems
 
 
 def write_csv(path: str, record: dict) -> None:
     t0 = record["phases"][0]["start"]
+    figures = record["phase_figures"]
     cols = ["kind", "name", "query", "thread", "role", "start_s", "end_s", "client_rps",
-            "scraped_loop_rps", "scraped_pool_rps", "t_s", "value"]
+            *figures, "t_s", "value"]
     with open(path, "w", encoding="utf-8", newline="") as f:
         w = csv.DictWriter(f, fieldnames=cols, extrasaction="ignore")
         w.writeheader()
         for p in record["phases"]:
             w.writerow({"kind": "phase", "name": p["name"], "start_s": f"{p['start'] - t0:.1f}",
                         "end_s": f"{p['end'] - t0:.1f}",
-                        **{k: (f"{p[k]:.0f}" if p.get(k) is not None else "")
-                           for k in ("client_rps", "scraped_loop_rps", "scraped_pool_rps")}})
+                        **{k: (f"{p[k]:.6g}" if p.get(k) is not None else "")
+                           for k in ("client_rps", *figures)}})
         for key, series in record["series"].items():
             for s in series:
                 for t, v in s["points"]:

@@ -893,9 +893,9 @@ class Panel(unittest.TestCase):
             return 1000.0 if t <= 110 else max(500.0, 1000.0 - (t - 110) * 500 / panel.WINDOW_S)
         points = [[float(t), rate(t)] for t in range(100, 116)]
         series = {"requests": [{"thread": "pool-0-0", "role": "pool", "points": points}]}
-        panel.phase_figures(phases, series)
-        self.assertEqual(phases[1]["scraped_pool_rps"], 500.0)
-        self.assertEqual(phases[0]["scraped_pool_rps"], 1000.0)
+        self.assertEqual(panel.phase_figures(phases, series), ["requests_pool"])
+        self.assertEqual(phases[1]["requests_pool"], 500.0)
+        self.assertEqual(phases[0]["requests_pool"], 1000.0)
 
     def test_the_chapter_file_changes_only_target_and_intervals(self):
         import prometheus
