@@ -14,10 +14,12 @@ series, one per thread (labels thread and role):
 - requests per second, rate(handoff_requests_total[WINDOW]);
 - hand-off syscalls per second, rate(handoff_handoff_sends_total[WINDOW]) (the sends that
   move a job, a completion or a wake between the loop and the pool);
-- CPU per thread in cores, rate(handoff_thread_cpu_seconds_total[WINDOW]).
+- CPU per thread in cores, rate(handoff_thread_cpu_seconds_total[WINDOW]);
+- and, filed but not drawn, wakes sent per second, rate(handoff_wakes_sent_total[WINDOW]).
 
 For each phase it also files the load generator's own responses per second beside the
-median of each scraped series inside the phase (its first WINDOW and a scrape cut, where a
+median of each scraped series inside the phase, and from those the hand-off syscalls, the
+wakes and the CPU microseconds per request on each thread (its first WINDOW and a scrape cut, where a
 rate's window still reaches into the phase before), so the scraped figure can be checked against the client's.
 
 Writes OUT/06-full-system/panel.json (machine, commands, mode, phases, every scraped series)
@@ -61,7 +63,12 @@ QUERIES = {
     "requests": "rate(handoff_requests_total{{job=\"handoff\"}}[{w}])",
     "handoff_sends": "rate(handoff_handoff_sends_total{{job=\"handoff\"}}[{w}])",
     "cpu": "rate(handoff_thread_cpu_seconds_total{{job=\"handoff\"}}[{w}])",
+    "wakes": "rate(handoff_wakes_sent_total{{job=\"handoff\"}}[{w}])",
 }
+PLOTTED = ("requests", "handoff_sends", "cpu")   # the wakes are filed, for the reading of the sends
+# Per request, from two medians of a phase: (name, numerator's query, scale).
+PER_REQUEST = (("handoff_sends_per_req", "handoff_sends", 1.0), ("wakes_per_req", "wakes", 1.0),
+               ("us_per_req", "cpu", 1e6))
 YLABELS = {"requests": "requests/s", "handoff_sends": "hand-off syscalls/s",
            "cpu": "CPU (cores)"}
 
@@ -137,6 +144,15 @@ def phase_figures(phases: list[dict], series: dict[str, list[dict]]) -> list[str
                 ph[name] = statistics.median(inside) if inside else None
                 if name not in names:
                     names.append(name)
+        for role in [s["role"] for s in series.get("requests", [])]:
+            for name, key, scale in PER_REQUEST:
+                if f"{key}_{role}" not in ph:
+                    continue
+                per, num = f"{name}_{role}", ph[f"{key}_{role}"]
+                reqs = ph[f"requests_{role}"]
+                ph[per] = num / reqs * scale if num is not None and reqs else None
+                if per not in names:
+                    names.append(per)
     return names
 
 
@@ -226,7 +242,7 @@ def write_csv(path: str, record: dict) -> None:
 def plot(path: str, record: dict) -> None:
     """One panel per query, a line per thread, the phases shaded and named: what an
     operator's dashboard shows of the same run."""
-    keys = list(record["series"])
+    keys = [k for k in PLOTTED if k in record["series"]]
     fig, axes = report.readable_figure(len(keys), sharey=False,
                                        height_in=report.PANEL_HEIGHT_IN * 0.8 * len(keys) + 0.9)
     t0 = record["phases"][0]["start"]

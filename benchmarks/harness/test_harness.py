@@ -893,7 +893,7 @@ class Panel(unittest.TestCase):
             return 1000.0 if t <= 110 else max(500.0, 1000.0 - (t - 110) * 500 / panel.WINDOW_S)
         points = [[float(t), rate(t)] for t in range(100, 116)]
         series = {"requests": [{"thread": "pool-0-0", "role": "pool", "points": points}]}
-        self.assertEqual(panel.phase_figures(phases, series), ["requests_pool"])
+        self.assertEqual(panel.phase_figures(phases, series)[0], "requests_pool")
         self.assertEqual(phases[1]["requests_pool"], 500.0)
         self.assertEqual(phases[0]["requests_pool"], 1000.0)
 
