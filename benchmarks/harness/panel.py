@@ -229,7 +229,7 @@ def write_csv(path: str, record: dict) -> None:
         for p in record["phases"]:
             w.writerow({"kind": "phase", "name": p["name"], "start_s": f"{p['start'] - t0:.1f}",
                         "end_s": f"{p['end'] - t0:.1f}",
-                        **{k: (f"{p[k]:.6g}" if p.get(k) is not None else "")
+                        **{k: (_figure(k, p[k]) if p.get(k) is not None else "")
                            for k in ("client_rps", *figures)}})
         for key, series in record["series"].items():
             for s in series:
@@ -237,6 +237,16 @@ def write_csv(path: str, record: dict) -> None:
                     w.writerow({"kind": "sample", "name": f"{key}/{s['thread']}", "query": key,
                                 "thread": s["thread"], "role": s["role"],
                                 "t_s": f"{t - t0:.0f}", "value": f"{v:.6g}"})
+
+
+def _figure(name: str, value: float) -> str:
+    """A phase's figure as the table shows it: rates to the request, cores to a thousandth,
+    per-request figures to three significant digits."""
+    if name.startswith("cpu_"):
+        return f"{value:.3f}"
+    if "_per_req_" in name:
+        return f"{value:.3g}"
+    return f"{value:.0f}"
 
 
 def plot(path: str, record: dict) -> None:
