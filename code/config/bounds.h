@@ -12,6 +12,7 @@
 #include <CLI/CLI.hpp>
 
 #include <cerrno>
+#include <charconv>
 #include <cmath>
 #include <cstdlib>
 #include <string>
@@ -20,26 +21,31 @@ namespace handoff::config {
 
 namespace bounds_detail {
 
-// "64" or "1 000 000" is not needed: plain decimal, as written in --help's defaults.
-inline std::string shown(long double v) {
-  if (v == std::floor(v) && std::fabs(v) < 1e18L) return std::to_string(static_cast<long long>(v));
-  return std::to_string(static_cast<double>(v));
+// A bound as --help and a refusal show it: the shortest text that reads back as the same
+// double ("0.05", "1073741824").
+inline std::string shown(double v) {
+  if (v == std::floor(v) && std::fabs(v) < 1e15) return std::to_string(static_cast<long long>(v));
+  char buf[32];
+  const auto r = std::to_chars(buf, buf + sizeof buf, v);
+  return std::string(buf, r.ptr);
 }
 
-inline CLI::Validator make(long double lo, long double hi, bool integer) {
+// The text is read as the flag's own conversion reads it (strtod, strtoll) and compared as a
+// double, so that a bound written 0.05 admits the text "0.05".
+inline CLI::Validator make(double lo, double hi, bool integer) {
   const std::string expected = std::string(integer ? "an integer" : "a number") + " from " + shown(lo) + " to " + shown(hi);
   return CLI::Validator(
       [lo, hi, integer, expected](std::string& text) -> std::string {
         const char* begin = text.c_str();
         char* end = nullptr;
         errno = 0;
-        long double v = 0;
+        double v = 0;
         bool ok = !text.empty() && text.find_first_of(" \t\n") == std::string::npos;
         if (ok && integer) {
           ok = text.find_first_not_of("+-0123456789") == std::string::npos;
-          if (ok) v = static_cast<long double>(std::strtoll(begin, &end, 10));
+          if (ok) v = static_cast<double>(std::strtoll(begin, &end, 10));
         } else if (ok) {
-          v = std::strtold(begin, &end);
+          v = std::strtod(begin, &end);
         }
         ok = ok && end == begin + text.size() && errno != ERANGE && std::isfinite(v) && v >= lo && v <= hi;
         return ok ? std::string() : "expected " + expected + ", got '" + text + "'";
@@ -50,9 +56,9 @@ inline CLI::Validator make(long double lo, long double hi, bool integer) {
 }  // namespace bounds_detail
 
 /// The text must be a whole number in [lo, hi].
-inline CLI::Validator integer_in(long double lo, long double hi) { return bounds_detail::make(lo, hi, true); }
+inline CLI::Validator integer_in(double lo, double hi) { return bounds_detail::make(lo, hi, true); }
 
 /// The text must be a finite number (a fraction allowed) in [lo, hi].
-inline CLI::Validator number_in(long double lo, long double hi) { return bounds_detail::make(lo, hi, false); }
+inline CLI::Validator number_in(double lo, double hi) { return bounds_detail::make(lo, hi, false); }
 
 }  // namespace handoff::config

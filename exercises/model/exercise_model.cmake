@@ -9,6 +9,21 @@
 # add_exercise_model(<NN> <slug> MODEL <model.cpp> LEARNER <file name in starter/ and solution/>
 #                    [MUTANTS <NAME>...]         (each -D<NAME> on the solution's file)
 #                    [TESTS_CATCH <stem>...])    (mistakes/<stem>.cpp the C++ tests fail, not the model)
+# Relacy's headers, parsed once: every model target reuses this precompiled header (it is the
+# first thing each model includes; its flags are the models', -O1 included, or GCC would not
+# use it).
+if(NOT HANDOFF_SANITIZE AND NOT TARGET exercise-model-pch)
+  find_path(HANDOFF_RELACY_INCLUDE relacy/relacy.hpp)
+  if(HANDOFF_RELACY_INCLUDE)
+    add_library(exercise-model-pch OBJECT ${CMAKE_CURRENT_LIST_DIR}/exercise_model_pch.cpp)
+    target_include_directories(exercise-model-pch PRIVATE ${PROJECT_SOURCE_DIR}/code)
+    target_include_directories(exercise-model-pch SYSTEM PRIVATE ${HANDOFF_RELACY_INCLUDE})
+    handoff_target_defaults(exercise-model-pch)
+    target_compile_options(exercise-model-pch PRIVATE -O1 -Wno-unused-parameter -Wno-pedantic -fno-sized-deallocation)
+    target_precompile_headers(exercise-model-pch PRIVATE ${PROJECT_SOURCE_DIR}/code/models/relacy_atomics.h)
+  endif()
+endif()
+
 function(add_exercise_model nn slug)
   cmake_parse_arguments(ARG "" "MODEL;LEARNER" "MUTANTS;TESTS_CATCH" ${ARGN})
   if(HANDOFF_SANITIZE)
@@ -32,8 +47,10 @@ function(add_exercise_model nn slug)
     handoff_target_defaults(${target})
     # As code/models/CMakeLists.txt: Relacy's headers trip these; and Relacy replaces
     # operator new/delete inline, which a sized delete would bypass.
-    target_compile_options(${target} PRIVATE -Wno-unused-parameter -Wno-pedantic -fno-sized-deallocation)
+    # -O1: a model's search runs in seconds either way, and -O2 nearly doubles its compile.
+    target_compile_options(${target} PRIVATE -O1 -Wno-unused-parameter -Wno-pedantic -fno-sized-deallocation)
     set_property(SOURCE ${dir}/${ARG_MODEL} APPEND PROPERTY OBJECT_DEPENDS ${file})
+    target_precompile_headers(${target} REUSE_FROM exercise-model-pch)
   endfunction()
 
   function(_exercise_model_test name target labels)

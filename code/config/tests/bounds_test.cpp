@@ -37,3 +37,11 @@ TEST_CASE("bounds: a time refuses what is not a finite number in its range", "[u
   }
   CHECK(check(v, "1e12") == "expected a number from 0 to 100000, got '1e12'");
 }
+
+TEST_CASE("bounds: a bound written as a fraction admits the same text (compared as the flag's double)",
+          "[unit][ch06]") {
+  const auto v = number_in(0.05, 600);
+  CHECK(check(v, "0.05").empty());
+  CHECK(check(v, "600").empty());
+  CHECK(check(v, "0.0499") == "expected a number from 0.05 to 600, got '0.0499'");
+}
