@@ -33,7 +33,8 @@ inline std::string shown(double v) {
 // The text is read as the flag's own conversion reads it (strtod, strtoll) and compared as a
 // double, so that a bound written 0.05 admits the text "0.05".
 inline CLI::Validator make(double lo, double hi, bool integer) {
-  const std::string expected = std::string(integer ? "an integer" : "a number") + " from " + shown(lo) + " to " + shown(hi);
+  const std::string expected =
+      std::string(integer ? "an integer" : "a number") + " from " + shown(lo) + " to " + shown(hi);
   return CLI::Validator(
       [lo, hi, integer, expected](std::string& text) -> std::string {
         const char* begin = text.c_str();

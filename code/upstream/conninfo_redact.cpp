@@ -49,7 +49,8 @@ std::vector<Span> uri_passwords(const std::string& s) {
   const std::size_t at = s.rfind('@', authority_end == std::string::npos ? std::string::npos : authority_end);
   if (at != std::string::npos && at >= authority) {
     const std::size_t colon = s.find(':', authority);
-    if (colon != std::string::npos && colon < at) out.push_back({colon + 1, at, percent_decoded(s.substr(colon + 1, at - colon - 1))});
+    if (colon != std::string::npos && colon < at)
+      out.push_back({colon + 1, at, percent_decoded(s.substr(colon + 1, at - colon - 1))});
   }
   const std::size_t query = s.find('?', authority);
   for (std::size_t p = query; p != std::string::npos && p < s.size();) {
@@ -130,7 +131,7 @@ std::string scrub_password(const std::string& text, const std::string& conninfo)
   std::string out = text;
   for (const Span& span : passwords(conninfo)) {
     replace_all(out, conninfo.substr(span.begin, span.end - span.begin));  // as written
-    replace_all(out, span.value);                                         // as libpq reads it
+    replace_all(out, span.value);                                          // as libpq reads it
   }
   return out;
 }

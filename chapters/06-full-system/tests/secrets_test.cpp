@@ -70,7 +70,8 @@ TEST_CASE("secrets: a planted --pg password is absent from every output, from ev
     CAPTURE(conninfo);
     CHECK(everything_shown({"--pg", conninfo}).find(kPlanted) == std::string::npos);
     CHECK(everything_shown({}, conninfo).find(kPlanted) == std::string::npos);
-    const auto file = (std::filesystem::temp_directory_path() / ("handoff-secret-" + std::to_string(::getpid()) + ".toml")).string();
+    const auto file =
+        (std::filesystem::temp_directory_path() / ("handoff-secret-" + std::to_string(::getpid()) + ".toml")).string();
     std::ofstream(file) << "pg = \"" << conninfo << "\"\n";  // no '"' or '\\' in these
     CHECK(everything_shown({"--config", file}).find(kPlanted) == std::string::npos);
     std::filesystem::remove(file);

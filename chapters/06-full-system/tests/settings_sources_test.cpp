@@ -20,49 +20,17 @@
 #include <string>
 #include <vector>
 
+#include "settings_files.h"
 #include "testkit/stage_process.h"
 
+using handoff::settings_tests::printed;
+using handoff::settings_tests::TempFile;
 using handoff::testkit::FinishedRun;
 using handoff::testkit::run_to_exit;
 using handoff::testkit::stage_binary;
 using namespace std::chrono_literals;
 
 namespace {
-
-/// A file under the temporary directory, removed with the object.
-struct TempFile {
-  std::string path;
-  explicit TempFile(const std::string& text)
-      : path((std::filesystem::temp_directory_path() /
-              ("handoff-sources-" + std::to_string(::getpid()) + "-" + std::to_string(counter++) + ".toml"))
-                 .string()) {
-    std::ofstream(path, std::ios::binary) << text;
-  }
-  ~TempFile() { std::filesystem::remove(path); }
-  static inline int counter = 0;
-};
-
-/// `--print-config` with `args` (and `env`, "NAME=VALUE" each), as key → value.
-std::map<std::string, std::string> printed(std::vector<std::string> args, const std::vector<std::string>& env = {}) {
-  args.push_back("--print-config");
-  std::vector<std::string> wrapper;
-  if (!env.empty()) {
-    wrapper.push_back("/usr/bin/env");
-    wrapper.insert(wrapper.end(), env.begin(), env.end());
-  }
-  const auto run = run_to_exit(stage_binary(), args, 10s, wrapper);
-  INFO(run.err);
-  REQUIRE(run.status == 0);
-  std::map<std::string, std::string> out;
-  std::istringstream lines(run.out);
-  for (std::string line; std::getline(lines, line);) {
-    if (line.empty() || line[0] == '#') continue;
-    const auto eq = line.find('=');
-    REQUIRE(eq != std::string::npos);
-    out[line.substr(0, eq)] = line.substr(eq + 1);
-  }
-  return out;
-}
 
 std::string env_name(const std::string& key) {
   std::string name = "HANDOFF_";
@@ -121,8 +89,9 @@ void check_refused_everywhere(const std::string& key, const std::string& value) 
 
 }  // namespace
 
-TEST_CASE("settings sources: every numeric setting refuses the same bad values from a flag, a file and the "
-          "environment") {
+TEST_CASE(
+    "settings sources: every numeric setting refuses the same bad values from a flag, a file and the "
+    "environment") {
   const auto settings = printed({});
   // Each setting gets every bad value, each from one source, the source turning with the
   // setting, so that every source meets every kind of bad value over the settings (and the
@@ -141,8 +110,9 @@ TEST_CASE("settings sources: every numeric setting refuses the same bad values f
   check_refused_everywhere("max-body", "-1");
 }
 
-TEST_CASE("settings sources: every choice refuses a word it does not have, from a flag, a file or the "
-          "environment") {
+TEST_CASE(
+    "settings sources: every choice refuses a word it does not have, from a flag, a file or the "
+    "environment") {
   int choices = 0;
   for (const auto& [key, value] : printed({})) {
     if (value.empty() || value[0] != '"' || key == "host" || key == "pg") continue;  // free text
@@ -155,12 +125,13 @@ TEST_CASE("settings sources: every choice refuses a word it does not have, from 
                 "environment HANDOFF_STATS");
 }
 
-TEST_CASE("settings sources: a flag wins over the environment, which wins over a file, which wins over a "
-          "profile") {
+TEST_CASE(
+    "settings sources: a flag wins over the environment, which wins over a file, which wins over a "
+    "profile") {
   const TempFile file("blocking-threads = 3\npool-wake = \"chained\"\nworkers = 2\n");
   const auto p = printed({"--like", "seed000-ring", "--config", file.path, "--blocking-threads", "5"},
                          {"HANDOFF_BLOCKING_THREADS=4", "HANDOFF_POOL_WAKE=elastic"});
-  CHECK(p.at("blocking-threads") == "5");      // the flag over the environment
+  CHECK(p.at("blocking-threads") == "5");     // the flag over the environment
   CHECK(p.at("pool-wake") == "\"elastic\"");  // the environment over the file
   CHECK(p.at("workers") == "2");              // the file over the profile's 1
   CHECK(p.at("pool-all-routes") == "true");   // the profile's, which nothing else set

@@ -17,6 +17,7 @@
 
 #include "testkit/http_client.h"
 #include "testkit/requests.h"
+#include "settings_files.h"
 #include "testkit/stage_process.h"
 
 using handoff::testkit::Client;
@@ -24,25 +25,11 @@ using handoff::testkit::get;
 using handoff::testkit::run_to_exit;
 using handoff::testkit::stage_binary;
 using handoff::testkit::StageProcess;
+using handoff::settings_tests::printed;
+using handoff::settings_tests::TempFile;
 using namespace std::chrono_literals;
 
 namespace {
-
-/// `--print-config` with `args`, as key → value (TOML's `key=value` lines; comments dropped).
-std::map<std::string, std::string> printed(std::vector<std::string> args) {
-  args.push_back("--print-config");
-  const auto run = run_to_exit(stage_binary(), args, 10s);
-  REQUIRE(run.status == 0);
-  std::map<std::string, std::string> out;
-  std::istringstream lines(run.out);
-  for (std::string line; std::getline(lines, line);) {
-    if (line.empty() || line[0] == '#') continue;
-    const auto eq = line.find('=');
-    REQUIRE(eq != std::string::npos);
-    out[line.substr(0, eq)] = line.substr(eq + 1);
-  }
-  return out;
-}
 
 std::vector<std::string> profiles() {
   std::vector<std::string> names;
@@ -51,19 +38,6 @@ std::vector<std::string> profiles() {
   }
   return names;
 }
-
-/// A file under the temporary directory, removed with the object.
-struct TempFile {
-  std::string path;
-  explicit TempFile(const std::string& text)
-      : path((std::filesystem::temp_directory_path() /
-              ("handoff-settings-" + std::to_string(::getpid()) + "-" + std::to_string(counter++) + ".toml"))
-                 .string()) {
-    std::ofstream(path) << text;
-  }
-  ~TempFile() { std::filesystem::remove(path); }
-  static inline int counter = 0;
-};
 
 }  // namespace
 

@@ -48,8 +48,8 @@ TEST_CASE("settings_file: each value reaches the flag's parser as the flag's tex
 }
 
 TEST_CASE("settings_file: malformed TOML is refused with its file, line and column", "[unit][ch06]") {
-  CHECK(refusal("workers = [1\n").rfind("f.toml:1:", 0) == 0);   // an unclosed array
-  CHECK(refusal("host = \"abc\n").rfind("f.toml:1:", 0) == 0);   // an unclosed string
+  CHECK(refusal("workers = [1\n").rfind("f.toml:1:", 0) == 0);  // an unclosed array
+  CHECK(refusal("host = \"abc\n").rfind("f.toml:1:", 0) == 0);  // an unclosed string
   CHECK(refusal("workers = 1\njunk line\n").rfind("f.toml:2:", 0) == 0);
   CHECK(refusal("workers = 1\nworkers = 2\n").rfind("f.toml:2:", 0) == 0);  // a key twice
   CHECK(refusal("workers = 1\njunk line\n").find("not TOML") != std::string::npos);

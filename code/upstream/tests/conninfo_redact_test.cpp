@@ -13,8 +13,7 @@ using handoff::upstream::redact_conninfo;
 using handoff::upstream::scrub_password;
 
 TEST_CASE("conninfo_redact: the keyword form's password is hidden, the rest kept", "[unit][ch06]") {
-  CHECK(redact_conninfo("host=db port=5432 password=s3cret user=app") ==
-        "host=db port=5432 password=*** user=app");
+  CHECK(redact_conninfo("host=db port=5432 password=s3cret user=app") == "host=db port=5432 password=*** user=app");
   CHECK(redact_conninfo("password=s3cret") == "password=***");
   CHECK(redact_conninfo("host=db password = s3cret") == "host=db password = ***");
   CHECK(redact_conninfo("host=db password='two words \\' and more' user=app") == "host=db password=*** user=app");
