@@ -3,6 +3,7 @@
 // lane, none beside a running or spinning thread, the loop's age check (and its negative
 // control), a fast job behind two long ones, the park's window forced (and the broken order
 // that sleeps through it), and the lost-wakeup stress (chapter 03). Every wait is bounded.
+// Changed in chapter 04: the idle spinner's backoff.
 #include <atomic>
 #include <catch2/catch.hpp>
 
