@@ -22,8 +22,9 @@ names each later chapter that changed it (the grammar is on the book's conventio
 The files read are the sources under every top-level folder of the repository but ``book/``
 (the book's own tooling) and ``exercises/`` (each exercise is its chapter's by its folder's
 name and is listed on the exercises page), so a folder that moves or is added is walked
-without a change here; build output (``build*``), dot-folders, caches and data files
-(results, corpora, trails, pages) are not sources. At ``builder-inited`` the whole tree is
+without a change here; build output (``build*``, and any folder holding a
+``CMakeCache.txt``), dot-folders, caches and data files (results, corpora, trails, pages)
+are not sources. At ``builder-inited`` the whole tree is
 checked: a source with no chapter tag, a tag that names a chapter with no
 ``chapters/NN-slug/`` folder, or a change tagged at or before the chapter that introduced
 the file is a warning, which the book's ``-W`` build turns into a failure.
@@ -134,6 +135,9 @@ def walk(root: pathlib.Path) -> list[Tags]:
         if top.name in SKIP_TOP or top.name.startswith((".", "build")):
             continue
         for dirpath, dirnames, filenames in os.walk(top):
+            if "CMakeCache.txt" in filenames:  # a build tree configured here, by any name
+                dirnames[:] = []
+                continue
             dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS and not d.startswith("."))
             for name in sorted(filenames):
                 full = pathlib.Path(dirpath) / name

@@ -8,7 +8,7 @@ Promela ``/* */``, a Python docstring after ``#!``, CMake ``#``, Lua ``--``): th
 its prose and not below it. The check: a file with no tag, a tag naming a chapter with no
 folder, and a change tagged at or before the introduction are each one problem, and a good
 file none. The walk, on a tree made here: ``book/``, ``exercises/``, ``build*`` and data
-files are not read, a folder at the top level that is not known to the walker is. Then the
+files are not read, nor a CMake build tree under any name; a folder at the top level that is not known to the walker is. Then the
 repository's own tree must have no problem, and a one-page book built with Sphinx -W renders
 a chapter's table from a made tree and fails on an untagged file.
 """
@@ -93,12 +93,14 @@ with tempfile.TemporaryDirectory() as tmp:
         "book/_ext/x.py": "# no tag\n",
         "exercises/01-a/starter/a.cpp": "// no tag\n",
         "build/release/gen.cpp": "// no tag\n",
+        "code/out/CMakeCache.txt": "# a build tree configured inside the source tree\n",
+        "code/out/CMakeFiles/CompilerIdCXX/id.cpp": "// no tag\n",
         ".ci/run.sh": "# no tag\n",
         "benchmarks/results/01/server.csv": "no,tag\n",
         "code/fuzz/corpus/seed": "GET / HTTP/1.1\n",
     })
     walked = cf.walk(root)
-    expect("walk: the sources outside book/, exercises/, build and dot-folders", [t.path for t in walked],
+    expect("walk: the sources outside book/, exercises/, build trees and dot-folders", [t.path for t in walked],
            ["chapters/01-base/stage.cpp", "chapters/02-next/stage.cpp", "code/pool/p.h", "code/pool/q.h",
             "newhome/spin/run.py"])
     expect("chapters", cf.chapters(root), {1, 2})
