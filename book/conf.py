@@ -23,6 +23,7 @@ extensions.append("conformance_table")
 extensions.append("trail_timeline")
 extensions.append("answer_block")
 extensions.append("headline_table")
+extensions.append("chapter_files")
 # The prose checked for a typed figure: the chapter notes and the headline page.
 figure_check_docs = [r"chapters/[^/]+/note", r"book/headline"]
 

@@ -1,5 +1,6 @@
 #!/usr/bin/python3
 """harness/bench: the one command that measures the servers and writes the book's tables (chapter 01).
+Changed in chapters 04, 06: loop-peers (04), failover and panel (06).
 
 Role: the command line over the harness's modules.
 
