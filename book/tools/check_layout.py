@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""book/tools/check_layout: the conventions page's layout table names every folder the tree has, and only those (issue 40).
+"""book/tools/check_layout: the conventions page's layout table names every folder the tree has, and only those (book tooling; issue 40).
 
 Role: keep book/conventions.md's "Layout" table true. Its rows' first cell is a path in
 backticks: a folder (ending in `/`) or a file at the top level (no `/` at all). In a folder's
