@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""models/run_model: check one variant of a Promela model with spin, and judge the verdict (chapter 03).
+"""code/spin/run_model: check one variant of a Promela model with spin, and judge the verdict (chapter 03).
 
-Copies the model (and every .pml beside it or beside this script, models/: tso.pml, the
+Copies the model (and every .pml beside it or beside this script, code/spin/: tso.pml, the
 machine every chapter's models run on, for #include) into WORKDIR, generates the
 verifier (`spin -a -DNAME=VALUE ... model.pml`), compiles it (`cc -O0 -DSAFETY`: safety
 only, assertions and invalid end states; these models are small, so an optimising compile
@@ -127,7 +127,7 @@ def main() -> int:
         return 1
     if committed != table:
         print(f"run_model: {label}: the committed trail {args.trail} is stale; the model now gives:\n{table}"
-              f"(regenerate: cmake --build --preset release --target models-trails)", file=sys.stderr)
+              f"(regenerate: cmake --build --preset release --target spin-trails)", file=sys.stderr)
         return 1
     print(f"run_model: {label}: the committed trail {os.path.basename(args.trail)} is current")
     return 0

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""models/trail_table: a spin counter-example as a timeline, one column per thread (chapter 03).
+"""code/spin/trail_table: a spin counter-example as a timeline, one column per thread (chapter 03).
 
 Reads what `spin -T -t MODEL` prints when it replays a pan trail and writes a Markdown
 table the book can show: one row per step a thread took, in the thread's column, in the

@@ -1,4 +1,4 @@
-/* models/tso: x86-TSO memory for the wake models (chapter 03).
+/* code/spin/tso: x86-TSO memory for the wake models (chapter 03).
  * Role: give every thread of a model a store buffer, so that a store followed by a load of
  * another word can run as "load first, store later": the reordering a seq_cst fence exists
  * to forbid, and the one release/acquire does not.
