@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """harness/bench: the one command that measures the servers and writes the book's tables (chapter 01).
-Changed in chapters 04, 06: loop-peers (04), failover and panel (06).
+Changed in chapters 04, 06: loop-peers and loop-instructions (04), failover and panel (06).
 
 Role: the command line over the harness's modules.
 
@@ -17,6 +17,10 @@ Role: the command line over the harness's modules.
       our loop (direct and coordinator hand-in) and the event-loop peers (libuv, Boost.Asio,
       asyncio, uvloop) on chapter 04's five loop workloads, rotated round by round, to
       OUT/04-turn-shape/loop-peers.{json,csv}
+  bench.py loop-instructions --mode quick|full --build-dir DIR [--out DIR]
+      our loop and libuv under valgrind's callgrind on the single-threaded loop workloads, at
+      two operation counts: instructions per operation, the slope between the two runs'
+      totals (harness/callgrind_slope.py), to OUT/04-turn-shape/loop-instructions.{json,csv}
   bench.py failover --mode quick|full --build-dir DIR [--out DIR]
       HAProxy in front of three stage 06 processes, one killed mid-run and revived: what was
       answered, answered twice, failed over and failed, and how long the checks took to take
@@ -88,6 +92,7 @@ import micro  # noqa: E402
 import probe  # noqa: E402
 import progress  # noqa: E402
 import busy  # noqa: E402
+import callgrind_slope  # noqa: E402
 import clients  # noqa: E402
 import failover  # noqa: E402
 import flame_graph  # noqa: E402
@@ -309,6 +314,20 @@ def cmd_loop_peers(args) -> int:
     return said("bench loop-peers", *run_loop_peers(args))
 
 
+def run_callgrind(args) -> tuple[list[str], list[str]]:
+    """Instructions per loop operation under callgrind: (not measured, failures)."""
+    return callgrind_slope.run_callgrind(
+        build_dir=args.build_dir, out_dir=args.out, repo_root=REPO_ROOT, mode=args.mode,
+        argv=args.argv, reproduce_argv=sub_reproduce_argv("loop-instructions", args))
+
+
+def run_callgrind_part(args) -> tuple[bool, list[str]]:
+    missing, failures = run_callgrind(args)
+    for f in failures:
+        print(f"bench all: loop-instructions: {f}", file=sys.stderr)
+    return bool(failures or (missing and args.strict)), missing
+
+
 def run_failover(args) -> tuple[list[str], list[str]]:
     """The failover record, where HAProxy and stage 06 are here: (not measured, failures)."""
     return failover.run_failover(mode=args.mode, build_dir=args.build_dir, out_dir=args.out,
@@ -410,7 +429,7 @@ def cmd_micro(args) -> int:
 # profile's the loop profile and its flame graphs (14 s and 49 s). Full mode has no estimate
 # (a budget only stops what would start after it is spent).
 QUICK_ESTIMATE_S = {"probe": 35.0, "micro": 2.0, "records": 80.0, "loop-peers": 11.0, "profile": 65.0,
-                    "failover": 6.0, "panel": 32.0}
+                    "failover": 6.0, "panel": 32.0, "loop-instructions": 45.0}
 
 
 @dataclass
@@ -452,6 +471,9 @@ def plan(args, resume: bool = False) -> list[Part]:
                           lambda _, name=tool.name: run_records_part(args, name)))
     parts.append(Part("loop-peers", sub_reproduce_argv("loop-peers", args), estimate("loop-peers"),
                       lambda _: run_loop_peers_part(args)))
+    parts.append(Part("loop-instructions", sub_reproduce_argv("loop-instructions", args),
+                      estimate("loop-instructions"),
+                      lambda _: run_callgrind_part(args)))
     parts.append(Part("failover", sub_reproduce_argv("failover", args), estimate("failover"),
                       lambda _: run_failover_part(args)))
     parts.append(Part("panel", sub_reproduce_argv("panel", args), estimate("panel"),
@@ -882,6 +904,12 @@ def main(argv: list[str]) -> int:
     p.add_argument("--rounds", type=int, help="override the mode's rounds")
     p.set_defaults(func=cmd_loop_peers)
 
+    p = sub.add_parser("loop-instructions", help="count instructions per loop operation under "
+                                                  "callgrind (our loop, libuv)")
+    p.add_argument("--mode", choices=specfile.MODES, required=True)
+    common(p)
+    p.set_defaults(func=lambda args: said("bench loop-instructions", *run_callgrind(args)))
+
     p = sub.add_parser("failover", help="kill one of three backends behind HAProxy mid-run, and revive it")
     p.add_argument("--mode", choices=specfile.MODES, required=True)
     common(p)
@@ -954,7 +982,8 @@ def main(argv: list[str]) -> int:
     common(p, need_build=False)
     p.set_defaults(func=cmd_verify)
 
-    for p in (sub.choices[c] for c in ("run", "probe", "micro", "records", "loop-peers", "panel",
+    for p in (sub.choices[c] for c in ("run", "probe", "micro", "records", "loop-peers",
+                                           "loop-instructions", "panel",
                                            "profile", "all", "reproduce")):
         p.add_argument("--allow-dirty", action="store_true",
                        help="let a full-mode run measure a tree with uncommitted changes "

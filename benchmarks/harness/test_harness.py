@@ -1518,5 +1518,81 @@ class ReadablePlots(unittest.TestCase):
                 self.assertEqual({k: new[k] for k in old}, old)
 
 
+# A stand-in for valgrind --tool=callgrind over a loop peer: it writes the peer's one-result
+# report (the workload's count: --ops, a tenth for the echo) and a callgrind file whose total
+# is a fixed cost plus PER_OP instructions for every operation the peer runs, its warm-up
+# at a tenth of the count included, as the real peers do.
+FAKE_VALGRIND = """#!/usr/bin/python3
+import json, os, sys
+args = sys.argv[1:]
+out = next(a.split("=", 1)[1] for a in args if a.startswith("--callgrind-out-file="))
+peer = next(a for a in args if "/bin/" in a)
+loop = os.path.basename(peer).replace("loop-peer-", "") + ("-callclock" if "--timer-clock" in args else "")
+workload = args[args.index("--only") + 1]
+ops = int(args[args.index("--ops") + 1])
+ops = ops // 10 if workload == "tcp_echo" else ops
+PER_OP = {"ourloop": 200, "ourloop-callclock": 230, "libuv": 250}
+run = ops + max(1, ops // 10)
+with open(out, "w") as f:
+    f.write("events: Ir\\ntotals: %d\\n" % (5_000_000 + PER_OP[loop] * run))
+json.dump({"tool": "fake", "machine": {}, "results": [{"loop": loop, "workload": workload, "ops": ops}]},
+          open(args[args.index("--json") + 1], "w"))
+"""
+
+
+class CallgrindSlope(unittest.TestCase):
+    """harness/callgrind_slope (chapter 04): instructions per operation are the slope between
+    two counts' totals, with the peers' warm-up counted, and nothing is filed without valgrind."""
+
+    def setUp(self):
+        self.root = tempfile.mkdtemp(prefix="callgrind-")
+        self.build, self.out = f"{self.root}/build", f"{self.root}/out"
+        os.makedirs(f"{self.build}/bin")
+        for name in ("loop-peer-ourloop", "loop-peer-libuv"):
+            with open(f"{self.build}/bin/{name}", "w") as f:
+                f.write("#!/bin/sh\n")
+            os.chmod(f"{self.build}/bin/{name}", 0o755)
+        self.valgrind = f"{self.root}/valgrind"
+        with open(self.valgrind, "w") as f:
+            f.write(FAKE_VALGRIND)
+        os.chmod(self.valgrind, 0o755)
+
+    def tearDown(self):
+        shutil.rmtree(self.root, ignore_errors=True)
+
+    def run_slope(self, valgrind):
+        import callgrind_slope
+        with mock.patch.object(callgrind_slope.shutil, "which", return_value=valgrind):
+            return callgrind_slope.run_callgrind(
+                build_dir=self.build, out_dir=self.out, repo_root=self.root, mode="full",
+                argv=["bench.py", "loop-instructions"], reproduce_argv=["bench.py", "loop-instructions"],
+                stream=io.StringIO())
+
+    def test_the_slope_is_the_instructions_of_one_operation_warm_up_included(self):
+        self.assertEqual(self.run_slope(self.valgrind), ([], []))
+        with open(f"{self.out}/04-turn-shape/loop-instructions.csv", encoding="utf-8") as f:
+            lines = {(r["loop"], r["workload"]): r for r in csv.DictReader(f)}
+        self.assertEqual(len(lines), 7)   # 3 workloads x (ourloop, libuv), the clock arm's timer
+        for (loop, workload), want in {("ourloop", "cancelled_timer"): 200,
+                                       ("ourloop", "tcp_echo"): 200,
+                                       ("ourloop-callclock", "cancelled_timer"): 230,
+                                       ("libuv", "call_soon_chain"): 250}.items():
+            line = lines[(loop, workload)]
+            self.assertAlmostEqual(float(line["instructions_per_op_median"]), want, delta=0.05)
+            self.assertLessEqual(float(line["instructions_per_op_min"]),
+                                 float(line["instructions_per_op_max"]))
+        self.assertEqual(lines[("libuv", "tcp_echo")]["ops_small"], "2200")
+        with open(f"{self.out}/04-turn-shape/loop-instructions.json", encoding="utf-8") as f:
+            doc = json.load(f)
+        self.assertIn("git_rev", doc["machine"])
+        self.assertEqual(len(doc["results"][0]["runs"]["small"]), 2)
+
+    def test_without_valgrind_nothing_is_measured_or_filed(self):
+        missing, failures = self.run_slope(None)
+        self.assertEqual(failures, [])
+        self.assertIn("valgrind is not installed", missing[0])
+        self.assertFalse(os.path.exists(f"{self.out}/04-turn-shape/loop-instructions.csv"))
+
+
 if __name__ == "__main__":
     unittest.main()
