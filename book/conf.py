@@ -10,6 +10,7 @@ import sys
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "book" / "_ext"))
+sys.path.insert(0, str(ROOT / "benchmarks"))  # the harness package, whose results the book reads
 
 project = "handoff"
 author = "the handoff authors"

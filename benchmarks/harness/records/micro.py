@@ -15,7 +15,7 @@ import statistics
 import subprocess
 import sys
 
-import report
+from harness.results import report
 
 # (chapter, record name, binary) of every micro-benchmark the book renders.
 BENCHES = [("02-ring-handoff", "ring-bench", "ring-bench")]

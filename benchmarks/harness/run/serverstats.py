@@ -16,7 +16,7 @@ from __future__ import annotations
 import http.client
 import json
 
-from specfile import check_loopback
+from harness.run.specfile import check_loopback
 
 PATH = "/stats"
 TIMEOUT_S = 5.0

@@ -18,7 +18,7 @@ import platform
 import shlex
 import subprocess
 
-import summary as sm
+from harness.results import summary as sm
 
 
 def _first_line(argv: list[str], cwd: str | None = None) -> str:
@@ -377,7 +377,7 @@ def save_readable(fig, path: str, machine: dict) -> float:
     texts = _texts(fig)
     px = min(t.get_fontsize() for t in texts) * fig.dpi / 72 if texts else 0.0
     fig.savefig(path, metadata={TEXT_KEY: f"{px:.2f}", "Description": machine_line(machine),
-                                "Software": "benchmarks/harness/report.py"})
+                                "Software": "benchmarks/harness/results/report.py"})
     plt.close(fig)
     return px
 

@@ -14,7 +14,7 @@ Shape of a spec:
     in_all = true                  # `bench.py all` runs it (smoke specs say false)
     headline = true                # the chapter's headline table: a budgeted `bench.py all`
                                    # (README command 1) runs every headline first
-    needs = ["postgres"]           # optional: services the arms need (harness/postgres.py)
+    needs = ["postgres"]           # optional: services the arms need (harness/run/postgres.py)
     busy_threshold_pct = 25        # flag a cell when the rest of the machine used more
     stall_us = 10000               # a run whose max latency exceeds this is a stall (default)
     stall_samples = false          # true: loadgen rows record raw samples, and a stalled
@@ -23,7 +23,7 @@ Shape of a spec:
     plots = ["loop_us_per_req", "rps"]
 
     [margins]                      # optional: each metric's equivalence margin, a fraction:
-    loop_us_per_req = 0.03         # a ratio inside [1/1.03, 1.03] is "level" (harness/verdict.py;
+    loop_us_per_req = 0.03         # a ratio inside [1/1.03, 1.03] is "level" (harness/results/verdict.py;
     rps = 0.05                     # its DEFAULT_MARGINS: 3% for CPU, 5% for rates and the rest)
 
     [modes.quick]                  # and [modes.full]
@@ -33,7 +33,7 @@ Shape of a spec:
     max_rounds = 15                # optional: after `rounds`, go on one round at a time while
     budget_s = 1200                # a verdict is undecided and the rounds it would take are
                                    # within max_rounds, and one more round fits in budget_s
-                                   # (harness/runner.py, more_rounds); every round is kept
+                                   # (harness/run/runner.py, more_rounds); every round is kept
 
     [[arms]]
     name = "inline"
@@ -44,7 +44,7 @@ Shape of a spec:
     env = { SOME_SWITCH = "0" }
     main_role = "loop"             # optional: role of an unnamed main thread
     template = "benchmarks/peers/nginx.conf.in"  # a peer: its configuration (default: its own,
-                                   # harness/peers.py); python: the script
+                                   # harness/run/peers.py); python: the script
     workers = 1                    # nginx: worker processes to wait for
     backends = 2                   # haproxy: the stage processes it balances over
 
@@ -74,13 +74,13 @@ import os
 import tomllib
 from dataclasses import dataclass, field
 
-from peers import PEERS
+from harness.run.peers import PEERS
 
 ARM_KINDS = ("stage", "floor", *PEERS)
 MODELS = ("closed", "paced", "open")
 CLIENTS = ("loadgen", "wrk")
 MODES = ("quick", "full")
-SERVICES = ("postgres",)  # a spec's `needs`: harness/postgres.py starts one for the run
+SERVICES = ("postgres",)  # a spec's `needs`: harness/run/postgres.py starts one for the run
 LOOPBACK_HOST = "127.0.0.1"
 CELL_OVERHEAD_S = 0.3  # a cell's server start, readiness GET, /stats reads and stop (2-core VM)
 
@@ -267,7 +267,7 @@ def _modes(t: dict) -> dict[str, ModeSettings]:
 
 
 def parse(text: str, path: str = "<spec>") -> Spec:
-    from summary import METRICS  # one table of metric names and directions
+    from harness.results.summary import METRICS  # one table of metric names and directions
     try:
         doc = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:

@@ -12,7 +12,7 @@ contract (records.contract_problems). Writes OUT/04-turn-shape/loop-peers.json (
 harness's record: machine, commands, mode, settings, every round's reports) and .csv (one
 line per loop x workload, `cpu_us_per_op_median`, `sleeps_per_op_median` and the like, as
 records.py flattens; the ping-pong's `trip_wall_us_p50` and the like; on our loops' lines
-the verdict (harness/verdict.py, from each round's pair) and ratio against each target peer,
+the verdict (harness/results/verdict.py, from each round's pair) and ratio against each target peer,
 add_verdicts).
 A peer that is not built or cannot run here (uvloop not importable) is listed as not
 measured; a peer that fails a round is a failure, and its other rounds are still filed. A
@@ -29,12 +29,12 @@ import subprocess
 import sys
 from dataclasses import dataclass
 
-import records
-import rounds
-import report
-import summary
-import verdict
-from servers import run_logged
+from harness.records import tools as records
+from harness.results import report
+from harness.results import rounds
+from harness.results import summary
+from harness.results import verdict
+from harness.run.servers import run_logged
 
 CHAPTER = "04-turn-shape"
 NAME = "loop-peers"
@@ -143,7 +143,7 @@ TARGET_FIGURE = "cpu_us_per_op"
 def add_verdicts(results: list[dict], per_round: list[dict]) -> None:
     """On each of our loops' lines (loop "ourloop..."), the verdict of its CPU per operation
     against each target peer's on the same workload, from the two loops' values round by
-    round (harness/verdict.py, the default margin for CPU; lower is better), and the ratio of
+    round (harness/results/verdict.py, the default margin for CPU; lower is better), and the ratio of
     medians: verdict_cpu_us_per_op_vs_libuv, ratio_cpu_us_per_op_vs_libuv and the same for
     Asio."""
     margin = verdict.margin_for(TARGET_FIGURE)

@@ -4,7 +4,7 @@ scraped (chapter 06).
 Role: the record behind chapter 06's Prometheus section. It starts stage 06 with the
 chapter's hand-off profile (`--like seed000-ring`: one loop thread that parses, one pool
 thread that serves), starts Debian's prometheus against it with the chapter's
-prometheus.yml (harness/prometheus.py: target and a one-second scrape interval changed,
+prometheus.yml (harness/run/prometheus.py: target and a one-second scrape interval changed,
 nothing else), and drives the stage with the load generator through the phases an operator
 would recognise on a dashboard: idle, a steady paced load (loadgen's open model at a fixed
 rate), a heavier one (a closed loop of many connections, as fast as the machine answers),
@@ -36,11 +36,11 @@ import shutil
 import statistics
 import time
 
-import clients
-import prometheus
-import report
-import servers
-from specfile import Arm, Row
+from harness.results import report
+from harness.run import clients
+from harness.run import prometheus
+from harness.run import servers
+from harness.run.specfile import Arm, Row
 
 CHAPTER = "06-full-system"
 NAME = "panel"

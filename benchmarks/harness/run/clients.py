@@ -17,9 +17,9 @@ import time
 import urllib.parse
 from dataclasses import dataclass, field
 
-import procfs
-from servers import CHILDREN, stop, wait_exit
-from specfile import Row, check_loopback
+from harness.run import procfs
+from harness.run.servers import CHILDREN, stop, wait_exit
+from harness.run.specfile import Row, check_loopback
 
 WRK = "/usr/bin/wrk"
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -58,7 +58,7 @@ def _url_ok(url: str) -> str:
 def loadgen_argv(bin_dir: str, url: str, row: Row, duration_s: float,
                  json_path: str, samples_path: str | None = None) -> list[str]:
     """loadgen's command line; with samples_path it also writes one CSV line per response
-    there (--raw-samples; the harness's stall view, harness/stalls.py)."""
+    there (--raw-samples; the harness's stall view, harness/run/stalls.py)."""
     argv = [os.path.join(bin_dir, "loadgen"), "--url", _url_ok(url),
             "-c", str(row.connections), "-t", str(row.threads),
             "--duration", f"{duration_s:g}", "--warmup", "0", "--model", row.model,

@@ -39,10 +39,10 @@ import os
 import signal
 import time
 
-import clients
-import report
-import servers
-from specfile import Arm, Row
+from harness.results import report
+from harness.run import clients
+from harness.run import servers
+from harness.run.specfile import Arm, Row
 
 CHAPTER = "06-full-system"
 NAME = "failover"

@@ -44,13 +44,13 @@ import sys
 import time
 from dataclasses import dataclass
 
-import clients
-import procfs
-import report
-import servers
-import serverstats
-import specfile
-from servers import CHILDREN, run_logged, stop, wait_exit
+from harness.results import report
+from harness.run import clients
+from harness.run import procfs
+from harness.run import servers
+from harness.run import serverstats
+from harness.run import specfile
+from harness.run.servers import CHILDREN, run_logged, stop, wait_exit
 
 CHAPTER = "03-lost-wakes"
 NAME = "loop-profile"

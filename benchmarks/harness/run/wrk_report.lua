@@ -1,4 +1,4 @@
--- harness/wrk_report.lua: wrk's end-of-run summary as one JSON line (chapter 01).
+-- harness/run/wrk_report.lua: wrk's end-of-run summary as one JSON line (chapter 01).
 -- Role: lets the harness read wrk's counts and latency percentiles (in µs) without
 -- scraping its human-readable text. The line starts with "WRK-JSON " so the harness
 -- can find it among wrk's own output.

@@ -4,7 +4,7 @@ Role: the arithmetic between raw samples and the book's tables. A cell is one
 (round, row, arm) run; its metrics come from the client's counts and the CPU the
 server's threads spent in the measured window. Over rounds each metric becomes a
 median with its min-max range, and a comparison of two arms (or two rows) gets
-harness/verdict.py's verdict (ahead, behind, level or undecided) from its rounds' paired
+harness/results/verdict.py's verdict (ahead, behind, level or undecided) from its rounds' paired
 ratios. Beside the medians, each (row, arm) keeps
 every run's max latency and how many runs stalled (max past stall_us, seed 004).
 """
@@ -14,8 +14,8 @@ from __future__ import annotations
 import statistics
 from dataclasses import dataclass
 
-import procfs
-import verdict
+from harness.results import verdict
+from harness.run import procfs
 
 # name -> (higher is better, label, format). One table, used by the spec checker,
 # the CSV writer, the plots and the stdout table.
@@ -71,7 +71,7 @@ METRICS: dict[str, tuple[bool, str, str]] = {
     "pg_burst_checkins_per_req": (False, "check-ins after pool_size others in their turn"
                                   "/request", "{:.4f}"),
     # PostgreSQL's own count (pg_stat_database.sessions) over the server's life, warm-up
-    # included, per request served in it (specs that need postgres; harness/postgres.py).
+    # included, per request served in it (specs that need postgres; harness/run/postgres.py).
     "pg_sessions_per_req": (False, "new PostgreSQL sessions (its own count, server's life)"
                             "/request", "{:.4f}"),
     # How evenly the pool's threads shared the work: the least-served pool thread's requests
@@ -320,7 +320,7 @@ def round_values(cells: list[dict], key: tuple[str, str], metric: str) -> dict[i
 def compare(summary: dict[tuple[str, str], dict], compares, rows: list[str],
             arms: list[str], margins: dict[str, float], cells: list[dict]) -> list[dict]:
     """One verdict per comparison, metric, and row (arm comparisons) or arm (row
-    comparisons): harness/verdict.py's, from each round's a/b (the two sides of a round
+    comparisons): harness/results/verdict.py's, from each round's a/b (the two sides of a round
     ran back to back, so a drift of the host between rounds moves both sides of a round's
     ratio and not the ratio), against the spec's margin for the metric. Beside it the
     ratio of medians and the per-round ratios' median and min-max (paired_ratio)."""

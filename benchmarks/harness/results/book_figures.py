@@ -15,7 +15,7 @@ once from the committed results, once from the new ones. For each it gives
   and a claim that held on the committed data and not on the new one is a *flip*.
 
 The verdict word is the role's own (results_cell.verdict_reading, which asks the one rule
-in harness/verdict.py), not a copy. Every figure whose value differs between the two folders
+in harness/results/verdict.py), not a copy. Every figure whose value differs between the two folders
 is listed under "Sentences the book marks" with the mark the book built from the new folder
 shows beside it (results_cell.reader_mark).
 """
@@ -25,13 +25,11 @@ from __future__ import annotations
 import glob
 import os
 import re
-import sys
 from dataclasses import dataclass
 
-REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-sys.path.insert(0, os.path.join(REPO_ROOT, "book", "_ext"))
+from harness import REPO_ROOT
+from harness.results import cells as rc  # the roles' parser and evaluators
 
-import results_cell as rc  # noqa: E402  (book/_ext: the roles' parser and evaluators)
 
 ROLES = ("result", "range", "verdict", "count")
 # The pages the book builds (book/conf.py's include_patterns) that can hold a figure.
@@ -122,7 +120,7 @@ def uses(repo_root: str = REPO_ROOT) -> list[Use]:
 
 def _verdict(root: str, text: str) -> Reading:
     """The word the role's own rule gives (results_cell.verdict_reading, which asks
-    harness/verdict.py), and whether it is the word the sentence claims."""
+    harness/results/verdict.py), and whether it is the word the sentence claims."""
     word, why, _, options = rc.verdict_reading(root, text)
     claimed = rc.expected_word(text, options)
     return Reading(value=word, holds=word == claimed, claim=claimed, why=why)

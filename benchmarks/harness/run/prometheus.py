@@ -6,7 +6,7 @@ Role: the one way the project runs a real Prometheus. The chapter's example file
 and its scrape interval and timeout changed to the stage under test and one second, nothing
 else; `promtool check config` passes the result before the server starts. Used by the
 chapter's scrape test (chapters/06-full-system/tests/prometheus_scrape.py) and by the
-harness's panel run (harness/panel.py).
+harness's panel run (harness/records/panel.py).
 
 Every wait is bounded (WAIT_S): a Prometheus that never gets ready or never scrapes raises
 PrometheusError naming what it last saw. The HTTP API is Prometheus's documented one
@@ -25,7 +25,8 @@ import subprocess
 import time
 import urllib.parse
 
-REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from harness import REPO_ROOT
+
 CONFIG = os.path.join(REPO_ROOT, "chapters", "06-full-system", "prometheus.yml")
 WAIT_S = 30.0
 PACKAGE = "prometheus"      # Debian's, with promtool; in .ci/debian-packages

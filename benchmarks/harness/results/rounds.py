@@ -1,15 +1,15 @@
 """harness/rounds: the rounds behind a results file's cell, and its verdict from them (chapter 01).
 
-Role: a results CSV keeps each cell's median and min-max; the verdict (harness/verdict.py)
+Role: a results CSV keeps each cell's median and min-max; the verdict (harness/results/verdict.py)
 needs each round's value, paired with the other arm's value of the same round. This module
 finds them in the record the harness wrote beside the CSV (the .json of the same name) and
 asks verdict.py for the word, so that the book's roles, the headline table and the reproduce
 report judge a comparison from the same rounds as the harness's own columns:
 
-- a spec's record (harness/runner.py) keeps every cell, {"round", "row", "arm", "metrics"}:
+- a spec's record (harness/run/runner.py) keeps every cell, {"round", "row", "arm", "metrics"}:
   a cell named [row=R, arm=A] is that (row, arm)'s metric in each round
   (summary.round_values, as the harness's verdict columns read it);
-- the loop peers' record (harness/loop_peers.py) keeps every round's report of every peer:
+- the loop peers' record (harness/records/loop_peers.py) keeps every round's report of every peer:
   a cell named [loop=L, workload=W] is L's median on W in each round.
 
 Any other record keeps no rounds (a probe's own summary, a tool's medians): its cells have
@@ -25,10 +25,9 @@ import json
 import os
 import tomllib
 
-import summary
-import verdict
+from harness import REPO_ROOT
+from harness.results import summary, verdict
 
-REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 def base_column(column: str) -> str:

@@ -21,7 +21,7 @@ import os
 import time
 from dataclasses import dataclass
 
-import procfs
+from harness.run import procfs
 
 LOAD_PER_CORE = 0.5     # a 1-minute load average above half a runnable task per core
 OTHERS_PCT = 25.0       # others using more than a quarter of one core over the sample

@@ -20,9 +20,9 @@ derived metrics; then it reduces them over rounds, judges the declared compariso
 and writes OUT/<chapter>/<name>.json, .csv, -runs.csv (a line per cell: its max latency,
 whether it stalled) and -<metric>.png. A spec that says stall_samples has loadgen record
 raw samples, and a run whose max exceeds the spec's stall_us leaves its slowest ones in
-OUT/<chapter>/<name>-stalls/ (harness/stalls.py). Asked to resume (`bench.py reproduce`),
+OUT/<chapter>/<name>-stalls/ (harness/run/stalls.py). Asked to resume (`bench.py reproduce`),
 it keeps each finished cell in a journal and, run again, measures only the cells the journal
-lacks (harness/journal.py).
+lacks (harness/run/journal.py).
 """
 
 from __future__ import annotations
@@ -33,18 +33,18 @@ import subprocess
 import sys
 import time
 
-import clients
-import journal
-import postgres
-import procfs
-import report
-import servers
-import serverstats
-import stalls
-import summary as sm
-import verdict
-from peers import PEERS
-from specfile import LOOPBACK_HOST, Spec, rotation
+from harness.results import report
+from harness.results import summary as sm
+from harness.results import verdict
+from harness.run import clients
+from harness.run import journal
+from harness.run import postgres
+from harness.run import procfs
+from harness.run import servers
+from harness.run import serverstats
+from harness.run import stalls
+from harness.run.peers import PEERS
+from harness.run.specfile import LOOPBACK_HOST, Spec, rotation
 
 FORMAT_VERSION = 1
 
@@ -67,7 +67,7 @@ def measure_cell(spec: Spec, arm, row, round_index: int, order: int, settings,
                  stall_dir: str | None = None, host: str = LOOPBACK_HOST) -> dict:
     """One cell. With stall_dir (a spec that says stall_samples), a loadgen row's measured
     run records its raw samples, and a run whose max exceeds the spec's stall_us leaves
-    its slowest ones in stall_dir (harness/stalls.py)."""
+    its slowest ones in stall_dir (harness/run/stalls.py)."""
     cell = {"round": round_index, "order": order, "row": row.name, "arm": arm.name,
             "ok": False, "error": None}
     tag = f"r{round_index}-{row.name}-{arm.name}"
@@ -141,7 +141,7 @@ def measure_cell(spec: Spec, arm, row, round_index: int, order: int, settings,
                 cell["server_stderr_tail"] = servers._tail(server.stderr_path)
         server.cleanup()
     if pg_sessions is not None and cell["ok"]:
-        # PostgreSQL's own count, over the server's life: see harness/postgres.py.
+        # PostgreSQL's own count, over the server's life: see harness/run/postgres.py.
         try:
             cell["pg_sessions"] = {"sessions": pg_sessions.stop(), "requests": served}
             cell["metrics"]["pg_sessions_per_req"] = (
@@ -270,7 +270,7 @@ def run_spec(spec: Spec, *, mode: str, build_dir: str, out_dir: str, repo_root: 
     `bench.py run` line for this one spec, kept as "reproduce" with paths made
     relative to the repository, which is what the book prints under a table.
     With resume, the cells a journal in OUT already holds are kept and the others
-    measured (harness/journal.py); on_cell(cell) is called after each measured cell, and
+    measured (harness/run/journal.py); on_cell(cell) is called after each measured cell, and
     on_cell(cell, kept=True) for each kept one."""
     arms, rows, missing = check_parts(spec, build_dir, repo_root)
     if host != LOOPBACK_HOST:

@@ -3,7 +3,7 @@
 Role: every process the harness starts goes through `Children`, which kills them all
 on exit, on an exception and on SIGINT/SIGTERM, and asks the kernel to kill each one
 if the harness itself dies (PR_SET_PDEATHSIG). A `Server` starts one arm on loopback
-port 0 (a peer with a configuration file: on a free port the harness picks, harness/peers.py),
+port 0 (a peer with a configuration file: on a free port the harness picks, harness/run/peers.py),
 waits for the ready line `handoff: listening on http://127.0.0.1:PORT` with a bound,
 confirms with one GET, names the processes whose threads are sampled, and stops it with
 SIGTERM (SIGKILL after a bound), keeping the exit status. A balancer arm (HAProxy) first
@@ -24,9 +24,9 @@ import socket
 import subprocess
 import time
 
-import procfs
-from peers import PEERS, fill
-from specfile import LOOPBACK_HOST, Arm, SpecError, check_loopback
+from harness.run import procfs
+from harness.run.peers import PEERS, fill
+from harness.run.specfile import LOOPBACK_HOST, Arm, SpecError, check_loopback
 
 READY_RE = re.compile(rb"^handoff: listening on http://(\[[^\]]+\]|[^/:\s]+):(\d+)\s*$",
                       re.M)

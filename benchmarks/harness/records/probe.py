@@ -15,9 +15,9 @@ import os
 import sys
 import time
 
-import procfs
-import report
-from servers import run_logged
+from harness.results import report
+from harness.run import procfs
+from harness.run.servers import run_logged
 
 CHAPTER = "01-baseline"
 NAME = "handoff-probe"

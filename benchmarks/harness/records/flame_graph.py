@@ -36,11 +36,11 @@ import tempfile
 import time
 from dataclasses import dataclass
 
-import clients
-import report
-import servers
-import specfile
-from servers import CHILDREN, wait_exit
+from harness.results import report
+from harness.run import clients
+from harness.run import servers
+from harness.run import specfile
+from harness.run.servers import CHILDREN, wait_exit
 
 FREQ = 999
 KIND = "flame-graph"

@@ -19,9 +19,9 @@ import os
 import sys
 from dataclasses import dataclass
 
-import postgres
-import report
-from servers import run_logged
+from harness.results import report
+from harness.run import postgres
+from harness.run.servers import run_logged
 
 TIMEOUT_S = 600.0
 
@@ -34,7 +34,7 @@ class Tool:
     settings: dict       # mode -> {flag: value}, passed as --flag value (underscores as dashes)
     check: bool          # the binary judges its own JSON with --check PATH
     needs: tuple[str, ...] = ()  # services it needs: ("postgres",) runs inside the cluster
-                                 # bench.py starts (harness/postgres.py), else is not run
+                                 # bench.py starts (harness/run/postgres.py), else is not run
 
 
 # Every tool the book renders. Full-mode counts keep each under about two minutes on the

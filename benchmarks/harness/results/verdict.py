@@ -46,7 +46,7 @@ from dataclasses import dataclass
 # is at most 1 - CONFIDENCE.
 CONFIDENCE = 0.90
 # The documented default margins, by what a metric measures (first match of its name wins);
-# a spec overrides them per metric in its [margins] table (harness/specfile.py).
+# a spec overrides them per metric in its [margins] table (harness/run/specfile.py).
 DEFAULT_MARGINS: tuple[tuple[str, float], ...] = (
     ("_us_per_req", 0.03),      # CPU per request (and µs spent in a lock, per request)
     ("_us_per_op", 0.03),       # CPU per operation (the loop peers)

@@ -26,7 +26,7 @@ CLK_TCK = os.sysconf("SC_CLK_TCK")
 # Thread names the stages, the floor and the harness agree on: a role word followed by
 # dash-separated indices ("loop-0", "pool-0-1", "floor-0"). "worker" is the role the
 # harness gives a peer's answering threads (nginx's are all called "nginx"), and "balancer"
-# HAProxy's (harness/peers.py).
+# HAProxy's (harness/run/peers.py).
 _ROLE_RE = re.compile(r"^(loop|pool|floor|worker)(?:-\d+)*$")
 
 # Which thread roles count towards the two columns every table carries. The floor's
