@@ -325,7 +325,7 @@ def record(rounds: dict) -> str:
                                  for arm, metrics in rounds.items() for r in range(5)]})
 NOTE = """# t
 
-The p99 is {result}`01-x/t.csv: p99_us_median[row=c16, arm=a]; .0f µs`, over
+The p99 is {result}`100 µs <01-x/t.csv: p99_us_median[row=c16, arm=a]; .0f µs>`, over
 {range}`01-x/t.csv: p99_us[row=c16, arm=a]; .0f µs`; a is
 {verdict}`01-x/t.csv: p99_us[row=c16, arm=a] vs p99_us[row=c16, arm=b]; lower; expected=ahead; words=ahead of|level with|behind`
 b, and {verdict}`01-x/t.csv: rps[row=c16, arm=a] vs rps[row=c16, arm=b]; higher; expected=ahead` on rate,
@@ -363,6 +363,8 @@ class Report(unittest.TestCase):
                          [(3, "result"), (4, "range"), (5, "verdict"), (6, "verdict"), (7, "result"),
                           (8, "result")])
         p99, p99_range, flip, holds, ratio, rate = self.rows
+        # The title form: the text the sentence carries, then its source.
+        self.assertEqual((p99.use.title, p99.use.text), ("100 µs", "01-x/t.csv: p99_us_median[row=c16, arm=a]; .0f µs"))
         self.assertEqual((p99.old.value, p99.old.range), ("100\u00a0µs", "90–110\u00a0µs"))
         self.assertEqual((p99.new.value, p99.new.range), ("180\u00a0µs", "170–195\u00a0µs"))
         self.assertEqual(p99.status(), "changed, outside the committed range")
@@ -382,7 +384,8 @@ class Report(unittest.TestCase):
         self.assertIn("- context line", text)
         # The marks the book built from the new folder shows, listed with the rule's reading.
         marks = text.split("## Sentences the book marks")[1].split("\n## ")[0]
-        self.assertIn("note.md:5: the book's machine: ahead; yours: undecided (undecided: a/b", marks)
+        # As the book shows it: the sentence's phrase (words=), not the bare word.
+        self.assertIn("note.md:5: the book's machine: ahead of; yours: undecided (undecided: a/b", marks)
         self.assertIn("note.md:3: the book's machine: 100 µs; yours: 180 µs", marks)
         self.assertNotIn("note.md:6:", marks)      # the rate verdict holds: no mark
 

@@ -93,9 +93,7 @@ from sphinx.util.docutils import SphinxRole
 
 # The cells, the verdict rule and the rounds live with the harness, which writes the
 # records; the book reads them from there (never the reverse).
-from harness.results.cells import (CellError, evaluate, evaluate_count, evaluate_param,
-                                   evaluate_range, evaluate_seed, explain_verdict,
-                                   reader_mark, split_expect, SEEDS_TABLE)
+from harness.results.cells import SEEDS_TABLE, CellError, plain, reader_mark, render, split_title
 
 __version__ = "4"
 
@@ -130,31 +128,50 @@ def results_root(env) -> str:
 
 
 class _FigureRole(SphinxRole):
+    """One figure role: its content is ``TEXT <SOURCE>`` (the title form: the figure as it
+    renders, so that the raw note reads as prose) or, where ``figure_text_required`` is off,
+    ``SOURCE`` alone. The figure is rendered from SOURCE (harness.results.cells.render);
+    TEXT is checked against it."""
     name = ""
+
+    def seeds_table(self) -> str:
+        configured = getattr(self.env.config, "seeds_table", "")
+        return os.path.join(self.env.app.confdir, configured) if configured else SEEDS_TABLE
 
     def figure(self, root: str, check: bool = True) -> tuple[str, str, str]:
         """(the rendered figure, the file it came from, its explanation). With check, a
         claim the data does not bear (expected=, expect<=) is a CellError."""
-        raise NotImplementedError
+        return render(self.name, self.target, root, self.env.srcdir, self.seeds_table(), check)
+
+    def _problem(self, message: str):
+        logger.warning(f"{self.name}: {message}", location=self.get_location(), type="results", subtype="cell")
+        return [nodes.problematic(self.rawtext, self.rawtext)], []
 
     def run(self):
+        self.title, self.target = split_title(self.text)
+        if self.title is None and getattr(self.env.config, "figure_text_required", False):
+            return self._problem(f"{self.text.strip()!r}: write the figure's text before its source, "
+                                 f"TEXT <SOURCE> (python3 book/tools/refresh_figures.py writes it)")
         root, book = results_root(self.env), committed_root(self.env)
         if readers_folder(self.env):
             return self._reader(root, book)
         try:
             value, path, why = self.figure(root)
         except CellError as e:
-            logger.warning(f"{self.name}: {e}", location=self.get_location(), type="results", subtype="cell")
-            return [nodes.problematic(self.rawtext, self.rawtext)], []
+            return self._problem(str(e))
+        if self.title is not None and plain(self.title) != plain(value):
+            return self._problem(f"the text says {plain(self.title)!r} but the data gives {plain(value)!r} "
+                                 f"(python3 book/tools/refresh_figures.py rewrites it): {self.target.strip()}")
         self.env.note_dependency(path)
         return [self._abbr(value, why)], []
 
-    def _abbr(self, value: str, why: str) -> nodes.abbreviation:
+    def _abbr(self, value: str, why: str) -> nodes.Node:
         return nodes.abbreviation(value, value, explanation=why,
                                   classes=["result-cell", f"{self.name}-figure"])
 
     def _reader(self, root: str, book: str):
-        """A reader's folder: the reader's figure, and where the book's differs, a mark."""
+        """A reader's folder: the reader's figure, and where the book's differs, a mark. The
+        book's figure is the text the sentence carries, else the committed results' figure."""
         readings = []
         for where in (root, book):
             try:
@@ -163,15 +180,17 @@ class _FigureRole(SphinxRole):
                 readings.append(e)
         mine, theirs = readings
         if isinstance(mine, CellError) and isinstance(theirs, CellError):
-            logger.warning(f"{self.name}: {theirs}", location=self.get_location(), type="results", subtype="cell")
-            return [nodes.problematic(self.rawtext, self.rawtext)], []
+            return self._problem(str(theirs))
         shown = theirs if isinstance(mine, CellError) else mine
         self.env.note_dependency(shown[1])
         out = [self._abbr(shown[0], shown[2])]
         yours = f"not read ({mine})" if isinstance(mine, CellError) else mine[0]
-        ours = f"not read ({theirs})" if isinstance(theirs, CellError) else theirs[0]
-        if yours != ours:
-            mark = reader_mark(ours, yours).replace("\u00a0", " ")
+        if self.title is not None:
+            ours = self.title
+        else:
+            ours = f"not read ({theirs})" if isinstance(theirs, CellError) else theirs[0]
+        if plain(yours) != plain(ours):
+            mark = reader_mark(plain(ours), plain(yours))
             out += [nodes.Text(" "), nodes.inline("", f"[{mark}]", classes=["reader-mark"])]
             logger.info(f"{self.get_location()}: {mark}")
         return out, []
@@ -180,60 +199,41 @@ class _FigureRole(SphinxRole):
 class ResultRole(_FigureRole):
     name = "result"
 
-    def figure(self, root, check=True):
-        text = self.text if check else split_expect(self.text)[0]
-        value, path = evaluate(root, text)
-        return value, path, self.text.strip()
-
 
 class RangeRole(_FigureRole):
     name = "range"
-
-    def figure(self, root, check=True):
-        return (*evaluate_range(root, self.text), self.text.strip())
 
 
 class VerdictRole(_FigureRole):
     name = "verdict"
 
-    def figure(self, root, check=True):
-        shown, why, path = explain_verdict(root, self.text, check)
-        return shown, path, f"{self.text.strip()} — {why}"
-
 
 class CountRole(_FigureRole):
     name = "count"
-
-    def figure(self, root, check=True):
-        return (*evaluate_count(root, self.text), self.text.strip())
 
 
 class ParamRole(_FigureRole):
     name = "param"
 
-    def figure(self, root, check=True):
-        return (*evaluate_param(self.env.srcdir, self.text), self.text.strip())
 
+class SeedRole(_FigureRole):
+    """A seed's figure and whose it is: the value, then "(seed 000, Apple M4)"."""
+    name = "seed"
 
-class SeedRole(SphinxRole):
-    def run(self):
-        configured = getattr(self.env.config, "seeds_table", "")
-        table = os.path.join(self.env.app.confdir, configured) if configured else SEEDS_TABLE
-        try:
-            value, label, why = evaluate_seed(self.text, table)
-        except CellError as e:
-            logger.warning(f"seed: {e}", location=self.get_location(), type="results", subtype="cell")
-            return [nodes.problematic(self.rawtext, self.rawtext)], []
-        self.env.note_dependency(os.path.abspath(table))
+    def _abbr(self, value: str, why: str) -> nodes.Node:
+        figure, _, label = value.partition("\u00a0(")
         span = nodes.inline(classes=["seed-figure"])
-        span += nodes.abbreviation(value, value, explanation=why, classes=["result-cell", "seed-value"])
-        span += nodes.inline("", f"\u00a0({label})", classes=["seed-label"])
-        return [span], []
+        span += nodes.abbreviation(figure, figure, explanation=why, classes=["result-cell", "seed-value"])
+        span += nodes.inline("", f"\u00a0({label}", classes=["seed-label"])
+        return span
 
 
 def setup(app):
     app.add_config_value("seeds_table", "", "env")
     app.add_config_value("committed_results", "", "env")
+    # Whether every figure role must carry its text (the title form); the form without text
+    # is accepted while this is off.
+    app.add_config_value("figure_text_required", False, "env")
     app.add_role("result", ResultRole())
     app.add_role("range", RangeRole())
     app.add_role("verdict", VerdictRole())

@@ -34,9 +34,32 @@ from harness.results import cells as rc  # the roles' parser and evaluators
 ROLES = ("result", "range", "verdict", "count")
 # The pages the book builds (book/conf.py's include_patterns) that can hold a figure.
 PAGES = ("chapters/*/note.md", "exercises/*/README.md", "book/*.md")
-USE = re.compile(r"(?<!`)\{(" + "|".join(ROLES) + r")\}`([^`]+)`")
 LITERAL = re.compile(r"``.*?``")          # an inline literal: ``{result}`x` `` shows a role's syntax
 FENCE = re.compile(r"^\s*(```|~~~)")
+
+
+def pages(repo_root: str = REPO_ROOT) -> list[str]:
+    """The book's pages that can hold a figure, as paths, in order."""
+    return [path for pattern in PAGES for path in sorted(glob.glob(os.path.join(repo_root, pattern)))]
+
+
+def role_spans(text: str, roles=rc.ROLES):
+    """Each use of a figure role in a page's text, outside code fences and inline literals:
+    (line number, start, end, role, content) with start and end the offsets of the whole
+    ``{role}`content``` in TEXT. The one scanner of the book's pages (this report and the
+    book's figure refresh, book/tools/refresh_figures.py)."""
+    use = re.compile(r"(?<!`)\{(" + "|".join(roles) + r")\}`([^`]+)`")
+    fenced, offset = False, 0
+    for n, line in enumerate(text.splitlines(keepends=True), 1):
+        start, offset = offset, offset + len(line)
+        if FENCE.match(line):
+            fenced = not fenced
+            continue
+        if fenced:
+            continue
+        blanked = LITERAL.sub(lambda m: " " * len(m.group(0)), line)
+        for m in use.finditer(blanked):
+            yield n, start + m.start(), start + m.end(), m.group(1), line[m.start(2):m.end(2)]
 
 
 @dataclass
@@ -44,7 +67,8 @@ class Use:
     page: str      # relative to the repository root
     line: int
     role: str
-    text: str
+    text: str                  # the role's source (without the text it carries)
+    title: str | None = None   # the text the sentence carries (the title form), if any
 
 
 @dataclass
@@ -54,9 +78,13 @@ class Reading:
     holds: bool | None = None      # None: the figure claims nothing
     claim: str | None = None       # what the sentence claims ("ahead", "<= 0.75")
     error: str | None = None
+    shown: str | None = None       # the figure as the role renders it (a verdict's phrase)
     span: tuple[float, float] | None = None   # one cell's min and max over the rounds
     median: float | None = None               # that cell's median (a result of one cell)
     why: str | None = None                    # a verdict's ratio, interval, margin and rounds
+
+    def rendered(self) -> str:
+        return self.shown if self.shown is not None else self.value or ""
 
 
 @dataclass
@@ -66,10 +94,14 @@ class Compared:
     new: Reading
 
     def marks(self) -> str | None:
-        """The mark the book built from the new folder shows beside this figure, or None."""
-        old = self.old.value if not self.old.error else f"not read ({self.old.error})"
-        new = self.new.value if not self.new.error else f"not read ({self.new.error})"
-        return None if old == new else rc.reader_mark(old, new).replace("\u00a0", " ")
+        """The mark the book built from the new folder shows beside this figure, or None:
+        the sentence's text (else the committed figure) against the new figure."""
+        if self.use.title is not None:
+            old = self.use.title
+        else:
+            old = self.old.rendered() if not self.old.error else f"not read ({self.old.error})"
+        new = self.new.rendered() if not self.new.error else f"not read ({self.new.error})"
+        return None if rc.plain(old) == rc.plain(new) else rc.reader_mark(rc.plain(old), rc.plain(new))
 
     def flips(self) -> bool:
         return self.old.holds is True and self.new.holds is False
@@ -102,19 +134,13 @@ class Compared:
 def uses(repo_root: str = REPO_ROOT) -> list[Use]:
     """Every use of a figure role in the book's pages, in page and line order."""
     found = []
-    for pattern in PAGES:
-        for path in sorted(glob.glob(os.path.join(repo_root, pattern))):
-            page = os.path.relpath(path, repo_root)
-            with open(path, encoding="utf-8") as f:
-                fenced = False
-                for n, line in enumerate(f, 1):
-                    if FENCE.match(line):
-                        fenced = not fenced
-                        continue
-                    if fenced:
-                        continue
-                    for m in USE.finditer(LITERAL.sub("", line)):
-                        found.append(Use(page, n, m.group(1), m.group(2).strip()))
+    for path in pages(repo_root):
+        page = os.path.relpath(path, repo_root)
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+        for n, _, _, role, body in role_spans(text, ROLES):
+            title, target = rc.split_title(body)
+            found.append(Use(page, n, role, target.strip(), title))
     return found
 
 
@@ -123,7 +149,8 @@ def _verdict(root: str, text: str) -> Reading:
     harness/results/verdict.py), and whether it is the word the sentence claims."""
     word, why, _, options = rc.verdict_reading(root, text)
     claimed = rc.expected_word(text, options)
-    return Reading(value=word, holds=word == claimed, claim=claimed, why=why)
+    shown = rc.explain_verdict(root, text, check=False)[0]
+    return Reading(value=word, holds=word == claimed, claim=claimed, why=why, shown=shown)
 
 
 def _numbers(root: str, text: str, with_median: bool) -> tuple[tuple[float, float] | None, float | None]:

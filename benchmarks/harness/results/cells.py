@@ -520,6 +520,60 @@ def evaluate_param(srcdir: str, text: str) -> tuple[str, str]:
     return render_number(value, fmt), path
 
 
+# --- one role's figure, and the text a note carries for it ------------------------------
+
+ROLES = ("result", "range", "verdict", "count", "param", "seed")
+# The title form: the figure as the role renders it, then the source in angle brackets:
+# {result}`12.3 µs <01-baseline/server.csv: p50_us_median[row=c16, arm=inline]; .1f µs>`.
+TITLED = re.compile(r"(?P<text>[^<>`]*?\S)\s+<(?P<target>[^`]+)>\s*", re.S)
+
+
+def split_title(body: str) -> tuple[str | None, str]:
+    """A role's content as (the text it carries, its source): '12.3 µs <F: c[k]>' ->
+    ('12.3 µs', 'F: c[k]'); the form without text, 'F: c[k]', -> (None, 'F: c[k]')."""
+    m = TITLED.fullmatch(body)
+    if not m:
+        return None, body
+    return m.group("text"), m.group("target")
+
+
+def plain(text: str) -> str:
+    """A figure's text as a reader of the Markdown sees it: each run of spaces (a unit's
+    no-break space, a line break) one space."""
+    return " ".join(text.replace("\u00a0", " ").split())
+
+
+def titled(role: str, text: str, target: str) -> str:
+    """The role written in the title form, its text as plain() gives it."""
+    shown = plain(text)
+    if any(c in shown for c in "<>`"):
+        raise CellError(f"{shown!r} has a character (< > `) the title form cannot carry")
+    return f"{{{role}}}`{shown} <{target.strip()}>`"
+
+
+def render(role: str, target: str, root: str, srcdir: str = REPO_ROOT,
+           seeds: str = SEEDS_TABLE, check: bool = True) -> tuple[str, str, str]:
+    """(the figure as the role renders it, the file it came from, its explanation) for one
+    role's source (without its text). With check, a claim the data does not bear (a
+    verdict's expected=, a result's expect<=) is a CellError; without, the figure as the
+    data gives it. The book's roles and the figure refresh both render through this."""
+    if role == "result":
+        value, path = evaluate(root, target if check else split_expect(target)[0])
+        return value, path, target.strip()
+    if role == "range":
+        return (*evaluate_range(root, target), target.strip())
+    if role == "verdict":
+        shown, why, path = explain_verdict(root, target, check)
+        return shown, path, f"{target.strip()} — {why}"
+    if role == "count":
+        return (*evaluate_count(root, target), target.strip())
+    if role == "param":
+        return (*evaluate_param(srcdir, target), target.strip())
+    if role == "seed":
+        value, label, why = evaluate_seed(target, seeds)
+        return f"{value}\u00a0({label})", os.path.abspath(seeds), why
+    raise CellError(f"{role!r} is not a figure role ({', '.join(ROLES)})")
+
 
 def reader_mark(book: str, yours: str) -> str:
     """The mark beside a sentence whose figure or verdict differs on the reader's results."""
