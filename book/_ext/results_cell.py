@@ -7,6 +7,16 @@ follows, and when a file, a row, a column, a seed figure or a constant is gone, 
 sentence's verdict no longer holds, the ``-W`` build fails. ``figure_check``
 (book/_ext/figure_check.py) fails the build on a figure typed outside these roles.
 
+Each role is written in the title form, ``TEXT <SOURCE>``: the figure as the role renders
+it, then its source (the forms below), so that a note read raw (on a forge) reads as prose::
+
+    {result}`3.82 <01-baseline/server.csv: client_us_per_req_median[row=c16, arm=inline]>`
+
+The build checks TEXT against the figure (spaces and a unit's no-break space alike): from the
+committed results a different figure fails it; from a reader's folder the sentence is marked
+(below). book/tools/refresh_figures.py writes every TEXT from the data. The form without text,
+SOURCE alone, is an error when the setting ``figure_text_required`` is on.
+
 ``result``: one measured number, or two combined::
 
     {result}`02-ring-handoff/server.csv: loop_us_per_req_median[row=c16, arm=ring]`
@@ -49,7 +59,8 @@ The book is built from the committed results (benchmarks/results) or from a read
 claim the data does not bear fails the build. From a reader's folder the build never fails
 on the data: each figure is read from both folders, and where the two differ the sentence
 shows the reader's figure and a mark, "the book's machine: ahead; yours: level"
-(``reader_mark``; the reproduce report lists the same marks).
+(``reader_mark``; the reproduce report lists the same marks), the book's figure being the
+sentence's TEXT (or, without one, the committed results' figure).
 
 ``count``: how many lines match, or how many rows a comparison gives a verdict for::
 
