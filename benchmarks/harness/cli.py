@@ -1,4 +1,3 @@
-#!/usr/bin/python3
 """harness/cli: the one command that measures the servers and writes the book's tables (chapter 01).
 
 Role: the command line over the harness's package (run as benchmarks/harness/bench.py).
@@ -10,7 +9,7 @@ Role: the command line over the harness's package (run as benchmarks/harness/ben
   bench.py probe --build-dir DIR [--mode quick|full] [--out DIR]
       handoff-probe's round-trip prices to OUT/01-baseline/handoff-probe.{json,csv,png}
   bench.py records --mode quick|full --build-dir DIR [--only NAME] [--out DIR]
-      the probes that write one JSON report each (records.TOOLS: sb-litmus, herd-probe,
+      the probes that write one JSON report each (harness/records/tools.py: sb-litmus, herd-probe,
       ...) to OUT/<chapter>/<name>.{json,csv}
   bench.py loop-peers --mode quick|full --build-dir DIR [--ops N] [--rounds R] [--out DIR]
       our loop (direct and coordinator hand-in) and the event-loop peers (libuv, Boost.Asio,

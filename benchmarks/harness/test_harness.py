@@ -1116,7 +1116,7 @@ print("fake: done")
 
 
 class Records(unittest.TestCase):
-    """The runner of the JSON-writing probes (records.py): the CSV contract, a tool not
+    """The runner of the JSON-writing probes (harness/records/tools.py): the CSV contract, a tool not
     built, and a report that breaks the contract or fails its own check."""
 
     def setUp(self):

@@ -1,4 +1,4 @@
-"""harness/failover: kill one backend behind HAProxy mid-run, revive it, and file what the
+"""harness/records/failover: kill one backend behind HAProxy mid-run, revive it, and file what the
 fleet did (chapter 06).
 
 Role: the record of chapter 06's "beyond one process" section. It starts HAProxy in front of

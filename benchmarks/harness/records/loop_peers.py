@@ -1,4 +1,4 @@
-"""harness/loop_peers: run every event-loop peer on chapter 04's five loop workloads, the
+"""harness/records/loop_peers: run every event-loop peer on chapter 04's five loop workloads, the
 peers rotated round by round, and file one record for the comparison (chapter 04).
 
 Role: the multi-peer sibling of records.py. records.py runs one tool that does all its

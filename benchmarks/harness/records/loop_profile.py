@@ -1,4 +1,4 @@
-"""harness/loop_profile: where the loop thread's CPU goes, sampled with perf, per request (chapter 03).
+"""harness/records/loop_profile: where the loop thread's CPU goes, sampled with perf, per request (chapter 03).
 
 Role: the measured cause behind chapter 03's loop-CPU target. For a fixed list of arms of
 specs/03-server.toml at its c256 row (inline; elastic-1; ring-1, which is that spec's

@@ -1,4 +1,4 @@
-"""harness/micro: run a Google Benchmark binary and file its results with a chapter's tables
+"""harness/records/micro: run a Google Benchmark binary and file its results with a chapter's tables
 (chapter 02).
 
 Role: the micro-benchmarks' price lists. It runs BUILD/bin/<binary> with repetitions,

@@ -1,4 +1,4 @@
-"""harness/panel: an operator's dashboard panel of stage 06, drawn from what a real Prometheus
+"""harness/records/panel: an operator's dashboard panel of stage 06, drawn from what a real Prometheus
 scraped (chapter 06).
 
 Role: the record behind chapter 06's Prometheus section. It starts stage 06 with the

@@ -1,4 +1,4 @@
-"""harness/probe: run handoff-probe and file its results with the chapter's tables (chapter 01).
+"""harness/records/probe: run handoff-probe and file its results with the chapter's tables (chapter 01).
 
 Role: the hand-off price list. It runs BUILD/bin/handoff-probe (every cross-thread
 wake mechanism's round trip, in wall and CPU µs and in sleeps, median and min/max over

@@ -1,4 +1,4 @@
-"""harness/records: run the probes that each write one JSON report, and file each report with
+"""harness/records/tools: run the probes that each write one JSON report, and file each report with
 its chapter's tables (chapter 03).
 
 Role: one runner for every measuring binary that follows the probes' contract: it takes

@@ -1,12 +1,14 @@
-"""harness/book_figures: every figure the book shows, read from two results directories (chapter 01).
+"""harness/results/book_figures: every figure the book shows, read from two results directories (chapter 01).
 
 Role: the report that ends `bench.py reproduce` (and that `bench.py compare` writes alone).
 A figure enters the book's prose only through the roles of book/_ext/results_cell.py
-(``result``, ``range``, ``verdict``, ``count``), so the figures the book shows are those
-roles' uses in its pages. This module finds each use in the Markdown sources (the pages
-book/conf.py builds, outside code and inline literals), and reads it twice with the roles'
-own functions (results_cell.evaluate, evaluate_range, verdict_reading, evaluate_count):
-once from the committed results, once from the new ones. For each it gives
+(``result``, ``range``, ``verdict``, ``count`` read results), so the figures the book shows
+are those roles' uses in its pages. This module finds each use in the Markdown sources (the
+pages book/conf.py builds, outside code and inline literals: ``role_spans``, the one scanner
+of the pages, which book/tools/refresh_figures.py uses too), splits off the text a use
+carries (the title form, ``TEXT <SOURCE>``), and reads its source twice with the roles' own
+functions (harness.results.cells: evaluate, evaluate_range, verdict_reading,
+evaluate_count): once from the committed results, once from the new ones. For each it gives
 
 - the committed value and range, the new value and range (a ``result`` of one cell has its
   range read from the same cell's _min and _max columns, as the ``range`` role reads it);
@@ -14,10 +16,11 @@ once from the committed results, once from the new ones. For each it gives
   ``expect<=...``), whether the claim holds on each: a verdict is recomputed on the new data
   and a claim that held on the committed data and not on the new one is a *flip*.
 
-The verdict word is the role's own (results_cell.verdict_reading, which asks the one rule
-in harness/results/verdict.py), not a copy. Every figure whose value differs between the two folders
-is listed under "Sentences the book marks" with the mark the book built from the new folder
-shows beside it (results_cell.reader_mark).
+The verdict word is the role's own (cells.verdict_reading, which asks the one rule in
+harness/results/verdict.py), not a copy. Every figure whose rendering differs from the
+sentence's text (or, without one, from the committed figure) is listed under "Sentences the
+book marks" with the mark the book built from the new folder shows beside it
+(cells.reader_mark).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""harness/report: the machine record, the JSON/CSV results, the plots, the stdout table (chapter 01).
+"""harness/results/report: the machine record, the JSON/CSV results, the plots, the stdout table (chapter 01).
 
 Role: everything the harness writes. The JSON keeps every raw cell sample beside the
 per-cell summary, the comparisons and the machine they came from; the CSV has one

@@ -1,4 +1,4 @@
-"""harness/rounds: the rounds behind a results file's cell, and its verdict from them (chapter 01).
+"""harness/results/rounds: the rounds behind a results file's cell, and its verdict from them (chapter 01).
 
 Role: a results CSV keeps each cell's median and min-max; the verdict (harness/results/verdict.py)
 needs each round's value, paired with the other arm's value of the same round. This module

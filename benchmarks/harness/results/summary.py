@@ -1,4 +1,4 @@
-"""harness/summary: per-cell metrics, medians over rounds, and verdicts (chapter 01).
+"""harness/results/summary: per-cell metrics, medians over rounds, and verdicts (chapter 01).
 
 Role: the arithmetic between raw samples and the book's tables. A cell is one
 (round, row, arm) run; its metrics come from the client's counts and the CPU the

@@ -1,4 +1,4 @@
-"""harness/verdict: the one rule that calls two arms ahead, behind, level or undecided (chapter 01).
+"""harness/results/verdict: the one rule that calls two arms ahead, behind, level or undecided (chapter 01).
 
 Role: every verdict the project prints (the harness's verdict columns, the book's ``verdict``
 and ``count`` roles, the seeds' headline table, ``bench.py compare`` and the reproduce report)

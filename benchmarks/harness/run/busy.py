@@ -1,4 +1,4 @@
-"""harness/busy: whether the machine is quiet enough to reproduce the book's tables (chapter 01).
+"""harness/run/busy: whether the machine is quiet enough to reproduce the book's tables (chapter 01).
 
 Role: the refusal that `bench.py reproduce` makes before it measures anything. Figures taken
 beside someone else's compiler or benchmark say more about that neighbour than about the

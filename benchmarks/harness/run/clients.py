@@ -1,4 +1,4 @@
-"""harness/clients: run a load generator against one server and read its counts (chapter 01).
+"""harness/run/clients: run a load generator against one server and read its counts (chapter 01).
 
 Role: the two clients a row may name. "loadgen" is the project's own generator
 (BUILD/bin/loadgen, JSON report); "wrk" is Debian's wrk with one thread, whose

@@ -1,4 +1,4 @@
-"""harness/journal: a spec's cells kept as each one finishes, so that a run resumes (chapter 01).
+"""harness/run/journal: a spec's cells kept as each one finishes, so that a run resumes (chapter 01).
 
 Role: what lets `bench.py reproduce` pick up after an interruption without remeasuring what
 it had. runner.run_spec, asked to resume, appends every finished cell to

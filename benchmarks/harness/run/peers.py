@@ -1,4 +1,4 @@
-"""harness/peers: the servers measured beside ours, and how each is started (chapter 01 for
+"""harness/run/peers: the servers measured beside ours, and how each is started (chapter 01 for
 nginx; chapter 06 for h2o, lighttpd, HAProxy and CPython's asyncio and uvloop).
 
 Role: one table, PEERS, of every peer an arm's `kind` may name: the program Debian installs,

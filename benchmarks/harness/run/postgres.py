@@ -1,4 +1,4 @@
-"""harness/postgres: a throwaway PostgreSQL for the measurements that need one (chapter 04).
+"""harness/run/postgres: a throwaway PostgreSQL for the measurements that need one (chapter 04).
 
 Role: a spec that says `needs = ["postgres"]` (04-churn) and a records tool that says so
 (pool-churn) measure against a real PostgreSQL whose every new session is a password (SCRAM)

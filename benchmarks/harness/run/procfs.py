@@ -1,4 +1,4 @@
-"""harness/procfs: per-thread CPU and machine busy time, read from /proc (chapter 01).
+"""harness/run/procfs: per-thread CPU and machine busy time, read from /proc (chapter 01).
 
 Role: the harness's instrument. It snapshots every thread of the processes under
 test: its CPU time in nanoseconds (the first field of /proc/PID/task/TID/schedstat, the

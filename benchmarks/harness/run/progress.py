@@ -1,4 +1,4 @@
-"""harness/progress: the progress line and the time left of a long run (chapter 01).
+"""harness/run/progress: the progress line and the time left of a long run (chapter 01).
 
 Role: what `bench.py reproduce` prints as it goes. Every piece of work (a spec's cell, a
 probe, a record) comes with an estimate of its seconds (specfile.Spec.estimate_s and the

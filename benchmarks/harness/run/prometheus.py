@@ -1,4 +1,4 @@
-"""harness/prometheus: Debian's prometheus, started with chapter 06's prometheus.yml against one
+"""harness/run/prometheus: Debian's prometheus, started with chapter 06's prometheus.yml against one
 stage, and read back through its HTTP API (chapter 06).
 
 Role: the one way the project runs a real Prometheus. The chapter's example file

@@ -1,4 +1,4 @@
-"""harness/runner: run one spec, round by round, and write its results (chapter 01).
+"""harness/run/runner: run one spec, round by round, and write its results (chapter 01).
 
 Role: the measurement loop. For every round, every row, and every arm in that round's
 rotated order (A B C, B C A, ...), one cell:

@@ -1,4 +1,4 @@
-"""harness/servers: start, watch and stop the servers under test (chapter 01).
+"""harness/run/servers: start, watch and stop the servers under test (chapter 01).
 
 Role: every process the harness starts goes through `Children`, which kills them all
 on exit, on an exception and on SIGINT/SIGTERM, and asks the kernel to kill each one

@@ -1,4 +1,4 @@
-"""harness/serverstats: the server's own counters around a measured window (chapter 01).
+"""harness/run/serverstats: the server's own counters around a measured window (chapter 01).
 
 Role: the mechanism, counted. A stage serves its per-thread counters as JSON at
 GET /stats ({"threads": [{"name", "role", "cpu_us", "counters": {...}}]}, written by

@@ -1,4 +1,4 @@
-"""harness/specfile: read and check a measurement spec (TOML) (chapter 01).
+"""harness/run/specfile: read and check a measurement spec (TOML) (chapter 01).
 
 Role: turns benchmarks/specs/*.toml into plain objects the runner iterates over: the
 arms (how to start each server), the rows (what load to offer), the per-mode rounds

@@ -1,4 +1,4 @@
-"""harness/stalls: the raw samples of a run that stalled, kept small (chapter 05).
+"""harness/run/stalls: the raw samples of a run that stalled, kept small (chapter 05).
 
 Role: seed 004's stall view. A spec with `stall_samples = true` has loadgen write one CSV
 line per response (--raw-samples: send_time_us, due_time_us, latency_us, connection,
