@@ -24,6 +24,7 @@ extensions.append("conformance_table")
 extensions.append("trail_timeline")
 extensions.append("answer_block")
 extensions.append("headline_table")
+extensions.append("chapter_files")
 # Every figure role carries its figure as its text, {result}`12.3 <FILE: cell>` (the title form,
 # written by `python3 book/tools/refresh_figures.py`); off, the form without text is accepted
 # too (the notes not yet refreshed).

@@ -1,4 +1,5 @@
 """harness/cli: the one command that measures the servers and writes the book's tables (chapter 01).
+Changed in chapters 04, 06: loop-peers (04), failover and panel (06).
 
 Role: the command line over the harness's package (run as benchmarks/harness/bench.py).
 

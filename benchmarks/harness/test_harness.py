@@ -1,4 +1,5 @@
 """harness/test_harness: unit tests of the harness's own logic (chapter 01).
+Changed in chapters 03, 05: the counter columns of chapters 03 and 05.
 
 Role: the arithmetic and bookkeeping the book's tables rest on, checked without
 starting a server: verdicts and medians, CPU (schedstat nanoseconds, or ticks when

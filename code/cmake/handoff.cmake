@@ -1,4 +1,4 @@
-# The project's CMake vocabulary. A chapter says add_stage(), an exercise says
+# The project's CMake vocabulary (chapter 01). A chapter says add_stage(), an exercise says
 # add_exercise(), a component test is one add_component_test() line. Every test gets a
 # label from {unit, stage, model, solution, exercise, bench-smoke} (attacks on a stage are
 # `adversarial` as well), a chapter tag, and a TIMEOUT, so that a hang is a failure with

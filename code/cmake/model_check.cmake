@@ -1,4 +1,4 @@
-# code/cmake/model_check: run one spin model check as a CTest test (cmake -P).
+# code/cmake/model_check: run one spin model check as a CTest test (cmake -P) (chapter 02).
 # Role: generate the verifier (spin -a), compile it, run an exhaustive safety search
 # (assertions and invalid end states), and fail with the counterexample's trail, replayed
 # step by step (spin -t -p), when the search finds one.

@@ -1,4 +1,5 @@
 // server/connection: one client connection on an event loop (chapter 01).
+// Changed in chapters 05, 06: the send path through a stack (05), read-ahead, drain and the body's clock (06).
 #include "server/connection.h"
 
 #include <sys/ioctl.h>

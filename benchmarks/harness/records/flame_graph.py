@@ -1,4 +1,5 @@
 """harness/records/flame_graph: flame graphs of the profiles the book shows, from `perf record -g` (chapters 04 and 06).
+Changed in chapter 06: the hand-off price's flame graph.
 
 Role: the picture beside the book's profiles. For each entry of FLAMES, record the process
 with `perf record -F FREQ --call-graph dwarf` (the build keeps no frame pointers, so the

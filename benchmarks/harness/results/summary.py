@@ -1,4 +1,5 @@
 """harness/results/summary: per-cell metrics, medians over rounds, and verdicts (chapter 01).
+Changed in chapters 03, 04, 05: each chapter's counter columns.
 
 Role: the arithmetic between raw samples and the book's tables. A cell is one
 (round, row, arm) run; its metrics come from the client's counts and the CPU the

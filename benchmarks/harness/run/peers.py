@@ -1,5 +1,6 @@
 """harness/run/peers: the servers measured beside ours, and how each is started (chapter 01 for
 nginx; chapter 06 for h2o, lighttpd, HAProxy and CPython's asyncio and uvloop).
+Changed in chapter 06: h2o, lighttpd, HAProxy, asyncio and uvloop.
 
 Role: one table, PEERS, of every peer an arm's `kind` may name: the program Debian installs,
 the configuration template kept in benchmarks/peers/ that the harness fills in, the command
