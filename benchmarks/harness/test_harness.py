@@ -33,26 +33,25 @@ import unittest
 from unittest import mock
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
 REPO = os.path.normpath(os.path.join(HERE, "..", ".."))
 
-import bench  # noqa: E402
-import clients  # noqa: E402
-import records  # noqa: E402
-import postgres  # noqa: E402
-import procfs  # noqa: E402
-import failover  # noqa: E402
-import loop_peers  # noqa: E402
-import panel  # noqa: E402
-import peers  # noqa: E402
-import loop_profile  # noqa: E402  (the harness's perf profile of the loop)
-import report  # noqa: E402
-import runner  # noqa: E402
-import servers  # noqa: E402
-import serverstats  # noqa: E402
-import specfile  # noqa: E402
-import stalls  # noqa: E402
-import summary as sm  # noqa: E402
+from harness import cli as bench
+from harness.records import failover
+from harness.records import loop_peers
+from harness.records import loop_profile  # the harness's perf profile of the loop
+from harness.records import panel
+from harness.records import tools as records
+from harness.results import report
+from harness.results import summary as sm
+from harness.run import clients
+from harness.run import peers
+from harness.run import postgres
+from harness.run import procfs
+from harness.run import runner
+from harness.run import servers
+from harness.run import serverstats
+from harness.run import specfile
+from harness.run import stalls
 
 TCK = procfs.CLK_TCK
 
@@ -899,7 +898,7 @@ class Panel(unittest.TestCase):
         self.assertEqual(phases[0]["requests_pool"], 1000.0)
 
     def test_the_chapter_file_changes_only_target_and_intervals(self):
-        import prometheus
+        from harness.run import prometheus
         with open(prometheus.CONFIG, encoding="utf-8") as f:
             text = f.read()
         got = prometheus.scrape_config(text, "127.0.0.1:5")
@@ -942,7 +941,7 @@ class Specs(unittest.TestCase):
         self.assertEqual(s.rows[0].client, "loadgen")
         self.assertEqual(s.compares[0].over, "arms")
         self.assertEqual(s.modes["full"].rounds, 5)
-        self.assertEqual(s.arms[1].template, "")   # "": the peer's own (harness/peers.py)
+        self.assertEqual(s.arms[1].template, "")   # "": the peer's own (harness/run/peers.py)
         server = servers.Server(s.arms[1], "/b", REPO, "/w")
         self.assertEqual(server._template_path(), os.path.join(REPO, "benchmarks/peers/nginx.conf.in"))
 
@@ -1118,7 +1117,7 @@ print("fake: done")
 
 
 class Records(unittest.TestCase):
-    """The runner of the JSON-writing probes (records.py): the CSV contract, a tool not
+    """The runner of the JSON-writing probes (harness/records/tools.py): the CSV contract, a tool not
     built, and a report that breaks the contract or fails its own check."""
 
     def setUp(self):
@@ -1483,14 +1482,15 @@ class ReadablePlots(unittest.TestCase):
         self.assertTrue(all(len(p) <= 6 for p in report.arm_panels([f"x-{i}" for i in range(14)])))
 
     def test_records_its_smallest_text_and_refuses_a_cut_label(self):
-        sys.path.insert(0, os.path.join(os.path.dirname(HERE), "..", "book", "tools"))
-        import check_widths
+        from PIL import Image   # the chunk as any PNG reader sees it (the book's width check too)
         with tempfile.TemporaryDirectory() as tmp:
             fig, (ax,) = report.readable_figure()
             ax.bar([0, 1], [1, 2])
             px = report.save_readable(fig, os.path.join(tmp, "ok.png"), {"cpu_model": "test"})
             self.assertAlmostEqual(px, report.PLOT_FONT_PT * report.PLOT_DPI / 72, places=3)
-            meta = check_widths.png_text(os.path.join(tmp, "ok.png"))
+            with Image.open(os.path.join(tmp, "ok.png")) as im:
+                im.load()   # the text chunks after the image data are read with it
+                meta = dict(im.text)
             self.assertAlmostEqual(float(meta[report.TEXT_KEY]), px, places=1)
             self.assertIn("test", meta["Description"])
             fig, (ax,) = report.readable_figure()
@@ -1561,7 +1561,7 @@ class CallgrindSlope(unittest.TestCase):
         shutil.rmtree(self.root, ignore_errors=True)
 
     def run_slope(self, valgrind):
-        import callgrind_slope
+        from harness.records import callgrind_slope
         with mock.patch.object(callgrind_slope.shutil, "which", return_value=valgrind):
             return callgrind_slope.run_callgrind(
                 build_dir=self.build, out_dir=self.out, repo_root=self.root, mode="full",
