@@ -19,8 +19,8 @@
 // merely descheduled) with its flag raised and the frame in the ring; nothing will wake it,
 // so the stall is counted, the pool thread pokes the loop (that poke is not counted with
 // the ring's) and the run goes on, so one run yields a rate. No pong at all for
-// --give-up-ms counts a stall and ends the run. Variants alternate run by run (on, off, on,
-// off, ...) so that drift hits both alike.
+// --give-up-ms counts a stall and ends the run. Variants alternate within each round of runs (on,
+// off, then off, on, ...) so that drift hits both alike.
 //
 // What x86 can reorder without the fences (objdump -d --no-show-raw-insn of
 // completion_ring.cpp.o, GCC 12 -O2). The loop's announce_wait() stores the flag with a
@@ -162,7 +162,7 @@ int run(int argc, char** argv) {
   unsigned stall_ms = 20;
   unsigned give_up_ms = 5000;
   cli.add_option("--fences", fences,
-                 "Variants to run, alternated run by run: on (the ring as it ships) and off (both "
+                 "Variants to run, alternated within each round: on (the ring as it ships) and off (both "
                  "seq_cst fences dropped, the broken variant)")
       ->one_of({"on", "off"})
       ->delimiter(',');
@@ -196,35 +196,35 @@ int run(int argc, char** argv) {
     if (std::find(fences.begin(), fences.end(), v) != fences.end()) selected.emplace_back(v);
   }
   std::vector<Tally> tallies(selected.size());
-  for (unsigned run = 0; run < runs; ++run) {
-    for (std::size_t k = 0; k < selected.size(); ++k) {
-      pool::CompletionRingSeams o;
-      o.fences = selected[k] == "on";
-      pool::CompletionRing ring(1024, o);
-      const testkit::PingPongResult r = testkit::loop_wake_pingpong(ring, po);
-      Tally& t = tallies[k];
-      ++t.runs;
-      const double done = static_cast<double>(r.wakes);
-      t.wakes += r.wakes;
-      t.wall_s.push_back(r.wall_s);
-      // A run that ended early counts the wakes before its end; its time includes the bound.
-      t.wakes_per_s.push_back(done / r.wall_s);
-      t.waits_per_wake.push_back(done > 0 ? static_cast<double>(r.loop_waits) / done : 0);
-      t.catches_per_wake.push_back(done > 0 ? static_cast<double>(r.recheck_catches) / done : 0);
-      t.pokes_per_wake.push_back(done > 0 ? static_cast<double>(r.pokes) / done : 0);
-      t.late_per_wake.push_back(done > 0 ? static_cast<double>(r.late) / done : 0);
-      t.stalls_per_run.push_back(r.stalls);
-      if (r.stalls > 0) t.stall_at.push_back(r.first_stall_at);
-      std::fprintf(stderr,
-                   "run %u/%u fences %-3s %llu of %llu wakes, %llu stalls (first at %llu)%s after %.2f s; "
-                   "loop waits %llu, re-check catches %llu, pokes %llu, late %llu\n",
-                   run + 1, runs, selected[k].c_str(), static_cast<unsigned long long>(r.wakes),
-                   static_cast<unsigned long long>(po.wakes), static_cast<unsigned long long>(r.stalls),
-                   static_cast<unsigned long long>(r.first_stall_at), r.ended_early ? ", ENDED EARLY" : "", r.wall_s,
-                   static_cast<unsigned long long>(r.loop_waits), static_cast<unsigned long long>(r.recheck_catches),
-                   static_cast<unsigned long long>(r.pokes), static_cast<unsigned long long>(r.late));
-    }
-  }
+  // A run of each variant is a round; the variants alternate within it (alternate_arms), so
+  // each round's pair of runs can be compared (the harness's paired verdict).
+  handoff::probes::alternate_arms(runs, selected.size(), [&](unsigned run, std::size_t k) {
+    pool::CompletionRingSeams o;
+    o.fences = selected[k] == "on";
+    pool::CompletionRing ring(1024, o);
+    const testkit::PingPongResult r = testkit::loop_wake_pingpong(ring, po);
+    Tally& t = tallies[k];
+    ++t.runs;
+    const double done = static_cast<double>(r.wakes);
+    t.wakes += r.wakes;
+    t.wall_s.push_back(r.wall_s);
+    // A run that ended early counts the wakes before its end; its time includes the bound.
+    t.wakes_per_s.push_back(done / r.wall_s);
+    t.waits_per_wake.push_back(done > 0 ? static_cast<double>(r.loop_waits) / done : 0);
+    t.catches_per_wake.push_back(done > 0 ? static_cast<double>(r.recheck_catches) / done : 0);
+    t.pokes_per_wake.push_back(done > 0 ? static_cast<double>(r.pokes) / done : 0);
+    t.late_per_wake.push_back(done > 0 ? static_cast<double>(r.late) / done : 0);
+    t.stalls_per_run.push_back(r.stalls);
+    if (r.stalls > 0) t.stall_at.push_back(r.first_stall_at);
+    std::fprintf(stderr,
+                 "run %u/%u fences %-3s %llu of %llu wakes, %llu stalls (first at %llu)%s after %.2f s; "
+                 "loop waits %llu, re-check catches %llu, pokes %llu, late %llu\n",
+                 run + 1, runs, selected[k].c_str(), static_cast<unsigned long long>(r.wakes),
+                 static_cast<unsigned long long>(po.wakes), static_cast<unsigned long long>(r.stalls),
+                 static_cast<unsigned long long>(r.first_stall_at), r.ended_early ? ", ENDED EARLY" : "", r.wall_s,
+                 static_cast<unsigned long long>(r.loop_waits), static_cast<unsigned long long>(r.recheck_catches),
+                 static_cast<unsigned long long>(r.pokes), static_cast<unsigned long long>(r.late));
+  });
 
   Json results = Json::array();
   for (std::size_t k = 0; k < selected.size(); ++k) {

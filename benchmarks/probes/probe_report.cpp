@@ -43,11 +43,12 @@ Json machine() {
 }
 
 Json median_min_max(std::vector<double> xs) {
-  if (xs.empty()) return Json{{"median", 0.0}, {"min", 0.0}, {"max", 0.0}};
+  if (xs.empty()) return Json{{"median", 0.0}, {"min", 0.0}, {"max", 0.0}, {"rounds", Json::array()}};
+  Json rounds = xs;  // in round order, before the sort
   std::sort(xs.begin(), xs.end());
   const std::size_t n = xs.size();
   const double median = n % 2 == 1 ? xs[n / 2] : (xs[n / 2 - 1] + xs[n / 2]) / 2;
-  return Json{{"median", median}, {"min", xs.front()}, {"max", xs.back()}};
+  return Json{{"median", median}, {"min", xs.front()}, {"max", xs.back()}, {"rounds", std::move(rounds)}};
 }
 
 double percentile(std::vector<double> xs, double q) {

@@ -22,8 +22,9 @@ using Json = nlohmann::ordered_json;
 /// ("model name" on x86, "Hardware"/"CPU part" on Arm), uname's release and machine.
 Json machine();
 
-/// {"median", "min", "max"} of `xs` (all 0 when it is empty): how every probe reports a
-/// figure over rounds.
+/// {"median", "min", "max", "rounds"} of `xs` (all 0 and no rounds when it is empty): how every
+/// probe reports a figure over rounds. `xs` is in round order, and "rounds" keeps it so: the
+/// harness pairs the arms of each round from it (benchmarks/harness/results/rounds.py).
 Json median_min_max(std::vector<double> xs);
 
 /// The `q` quantile of `xs` (0 <= q <= 1), nearest rank; 0 when it is empty: how a probe

@@ -44,7 +44,7 @@ import sys
 import time
 from dataclasses import dataclass
 
-from harness.results import report
+from harness.results import report, rounds
 from harness.run import clients
 from harness.run import procfs
 from harness.run import servers
@@ -84,7 +84,7 @@ PERF_TIMEOUT_S = 60.0
 ACK_TIMEOUT_S = 10.0
 
 CATEGORIES = ("allocator", "kernel", "hand-off", "http", "other")
-ALL = "all"
+ALL = rounds.PROFILE_ALL
 ALLOCATOR_SYMBOLS = frozenset({
     "_int_malloc", "_int_free", "malloc", "free", "cfree", "__libc_malloc", "__libc_free",
     "malloc_consolidate", "unlink_chunk", "__lll_lock_wait_private", "__lll_lock_wake_private",
@@ -395,11 +395,10 @@ def summarize(cells: list[dict], arms: list[str]) -> tuple[list[dict], dict[str,
         if not good:
             continue
         for cat in CATEGORIES + (ALL,):
-            n = [c["samples"] if cat == ALL else c["by_category"][cat] for c in good]
-            per = [1000.0 * k / c["requests"] for k, c in zip(n, good)]
-            share = [100.0 * k / c["samples"] for k, c in zip(n, good)]
+            figures = [rounds.profile_figures(c, cat) for c in good]
             lines.append({"arm": arm, "category": cat, "rounds": len(good),
-                          "samples_per_kreq": _range(per), "share_pct": _range(share)})
+                          **{f: _range([g[f] for g in figures])
+                             for f in ("samples_per_kreq", "share_pct")}})
         requests = sum(c["requests"] for c in good)
         samples = sum(c["samples"] for c in good)
         syms: dict[tuple[str, str, str], int] = {}

@@ -5,7 +5,8 @@ wake mechanism's round trip, in wall and CPU µs and in sleeps, median and min/m
 rounds, alone and beside a busy neighbour on every CPU),
 notes how busy the rest of the machine was meanwhile, and writes
 OUT/01-baseline/handoff-probe.json (the probe's own report inside the harness's
-record: machine, command, mode), .csv (one line per mechanism) and -cpu_us.png.
+record: machine, command, mode, and each round's figures as cells, harness/records/probe_rounds.py),
+.csv (one line per mechanism) and -round-trip.png.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import os
 import sys
 import time
 
+from harness.records import probe_rounds, tools
 from harness.results import report
 from harness.run import procfs
 from harness.run.servers import run_logged
@@ -116,6 +118,10 @@ def run_probe(*, build_dir: str, out_dir: str, repo_root: str, mode: str, argv: 
     os.unlink(raw_path)
     if not isinstance(raw.get("results"), list) or not raw["results"]:
         raise ProbeError("handoff-probe JSON has no results")
+    cells = probe_rounds.cells(raw["results"], ("mechanism",), tools.cell)
+    if not cells:
+        raise ProbeError("handoff-probe kept no figure's rounds: no verdict could be computed "
+                         "from its record")
     accounted = ((usage.ru_utime + usage.ru_stime) if usage else 0.0) * procfs.CLK_TCK \
         + (self1.user + self1.system - self0.user - self0.system) * procfs.CLK_TCK
     busy = procfs.other_busy_pct(m0, m1, accounted, window)
@@ -131,6 +137,8 @@ def run_probe(*, build_dir: str, out_dir: str, repo_root: str, mode: str, argv: 
                          "threshold_pct": BUSY_THRESHOLD_PCT},
         "probe": raw,
         "results": raw["results"],
+        "cells": cells,
+        "verdict_rules": probe_rounds.rules(raw["results"], {}, ()),
     })
     report.write_json(base + ".json", doc)
     header, lines = csv_lines(raw)

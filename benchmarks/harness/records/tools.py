@@ -9,7 +9,9 @@ mode's settings, has the tool check its own file, and writes OUT/<chapter>/<name
 tool's report inside the harness's record: machine, command, reproduce command, mode,
 settings) and .csv (one line per result, nested objects flattened one level into
 `outer_inner` columns, e.g. sb-litmus's outcomes.00 as outcomes_00), which the book's
-`results-table` directive renders.
+`results-table` directive renders. The record keeps every round's figures as cells and says
+which rule judges each column (harness/records/probe_rounds.py); a report with neither
+rounds nor a declared count is refused, as no verdict could be computed from it.
 """
 
 from __future__ import annotations
@@ -17,8 +19,9 @@ from __future__ import annotations
 import json
 import os
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
+from harness.records import probe_rounds
 from harness.results import report
 from harness.run import postgres
 from harness.run.servers import run_logged
@@ -35,6 +38,13 @@ class Tool:
     check: bool          # the binary judges its own JSON with --check PATH
     needs: tuple[str, ...] = ()  # services it needs: ("postgres",) runs inside the cluster
                                  # bench.py starts (harness/run/postgres.py), else is not run
+    # The columns that name a result: the arm's first, then the row's (probe_rounds.cells).
+    keys: tuple[str, ...] = ("arm",)
+    # Counts judged as proportions, {count column: total column}, and counts of a
+    # deterministic run, judged exactly (probe_rounds.rules). A tool whose report keeps no
+    # figure's rounds must name one or the other, or its record is refused.
+    counts: dict = field(default_factory=dict)
+    exact: tuple[str, ...] = ()
 
 
 # Every tool the book renders. Full-mode counts keep each under about two minutes on the
@@ -44,26 +54,34 @@ TOOLS = [
     # CPU together (a run of 1.6 M trials there: 7.3 s user + system), so about 2.3 µs of wall
     # on an idle machine: 5 M per cell is 40 M trials, about 90 s. A busy machine stretches
     # it many times over (each side yields while it waits for the other).
+    # Counts of outcomes out of the trials: proportions, no rounds.
     Tool("03-lost-wakes", "sb-litmus", "sb-litmus",
-         {"quick": {"trials": 300_000}, "full": {"trials": 5_000_000}}, check=True),
+         {"quick": {"trials": 300_000}, "full": {"trials": 5_000_000}}, check=True,
+         keys=("variant", "placement"),
+         counts={c: "trials" for c in ("both_zero", "late", "outcomes_00", "outcomes_01",
+                                       "outcomes_10", "outcomes_11")}),
     # 12 cells (3 mechanisms x W = 1, 2, 4, 8); a wake takes about 0.6 ms there (its 500 µs
     # gap, the wake, the settle), so the full run's 120 k wakes about 75 s.
     Tool("03-lost-wakes", "herd-probe", "herd-probe",
          {"quick": {"round_trips": 200, "rounds": 3}, "full": {"round_trips": 2000, "rounds": 5}},
-         check=True),
+         check=True, keys=("mechanism", "waiters")),
     # 3 policies, a round about 0.33 s (two 300 ms jobs beside the fast one): 40 rounds each
     # (twice the seed's 20) is about 40 s.
     Tool("03-lost-wakes", "wake-rounds", "wake-rounds",
-         {"quick": {"rounds": 5}, "full": {"rounds": 40}}, check=True),
+         {"quick": {"rounds": 5}, "full": {"rounds": 40}}, check=True, keys=("policy",),
+         counts={c: "rounds" for c in ("lost_rounds", "unanswered_rounds",
+                                       "rounds_with_stolen_pokes")}),
     # 2 variants x runs of 100 k aligned wakes: about 3 s fenced; unfenced about 5-10 s, as
     # each of its 200-300 lost wakes costs the 20 ms that show the loop asleep. Full: ~40 s.
     Tool("03-lost-wakes", "loop-wake-stress", "loop-wake-stress",
-         {"quick": {"runs": 1}, "full": {"runs": 3}}, check=True),
+         {"quick": {"runs": 1}, "full": {"runs": 3}}, check=True, keys=("fences",),
+         counts={"stalls": "wakes", "stalled_runs": "runs"}),
     # 4 rows (getaddrinfo("localhost") and an artificial 1 ms lookup, capped and unbounded)
     # of a 1,000-lookup burst: a round takes about 1 s, most of it the artificial row's capped
     # arm (1,000 / cap waits of 1 ms) and the unbounded arm's thread creations and exits.
     Tool("04-turn-shape", "resolver-burst", "resolver-burst",
-         {"quick": {"lookups": 1000, "rounds": 3}, "full": {"lookups": 1000, "rounds": 11}}, check=True),
+         {"quick": {"lookups": 1000, "rounds": 3}, "full": {"lookups": 1000, "rounds": 11}}, check=True,
+         keys=("bound", "lookup")),
     # 4 arms (wake spin 0 / 50 µs, with and without the lock model), each run a 100 ms
     # warm-up and SECONDS measured: quick 3 rounds of 1 s, about 14 s; full 5 of 4 s, ~85 s.
     Tool("04-turn-shape", "gil-spin", "gil-spin",
@@ -80,7 +98,8 @@ TOOLS = [
     # longer than a drain turn's cap (1024), on our callback loop: a count, not a timing,
     # so quick and full are the same run (well under a second).
     Tool("04-turn-shape", "chain-beside-socket", "loop-oracle",
-         {"quick": {"chain_steps": 2048}, "full": {"chain_steps": 2048}}, check=True),
+         {"quick": {"chain_steps": 2048}, "full": {"chain_steps": 2048}}, check=True,
+         keys=("turn",), exact=("callbacks_before_socket", "turns", "callbacks_run")),
     # 4 arms (one shared stack lock, one per worker, shared with hand-off, shared with a long
     # buzz) of W = 4 threads sending through the stack model with nothing else to do, each
     # run SECONDS: quick 3 rounds of 0.5 s, about 8 s; full 5 rounds of 2 s, about 45 s.
@@ -121,9 +140,9 @@ def cell(value) -> str:
 
 def flatten(result: dict) -> dict[str, str]:
     """One result as CSV cells: a nested object's keys become `outer_inner` columns (one
-    level), everything else keeps its key."""
+    level), everything else keeps its key. A figure's rounds stay in the record's cells."""
     out: dict[str, str] = {}
-    for key, value in result.items():
+    for key, value in probe_rounds.strip_rounds(result).items():
         if isinstance(value, dict):
             for inner, v in value.items():
                 out[f"{key}_{inner}"] = cell(v)
@@ -186,12 +205,18 @@ def run_tool(tool: Tool, *, build_dir: str, out_dir: str, repo_root: str, mode: 
             said = checked[2][-1500:] if checked else "ran past the timeout"
             raise RecordError(f"{tool.binary} --check rejected its own report "
                               f"(kept: {raw_path}):\n{said}")
+    cells = probe_rounds.cells(raw["results"], tool.keys, cell)
+    if not cells and not tool.counts and not tool.exact:
+        raise RecordError(f"{tool.binary} kept no figure's rounds (each figure's \"rounds\"), "
+                          f"and its record names no count or exact figure: no verdict could be "
+                          f"computed from it (kept: {raw_path})")
     os.unlink(raw_path)
     doc = report.tool_record(mode=mode, settings=tool.settings[mode], argv=argv,
                              reproduce_argv=reproduce_argv, repo_root=repo_root,
                              build_dir=build_dir, out_dir=out_dir, tool_key="tool",
                              tool_argv=run_argv[:-2])
-    doc.update(tool=raw["tool"], report=raw, results=raw["results"])
+    doc.update(tool=raw["tool"], report=raw, results=raw["results"], cells=cells,
+               verdict_rules=probe_rounds.rules(raw["results"], tool.counts, tool.exact))
     report.write_json(base + ".json", doc)
     header, lines = csv_lines(raw["results"])
     report.write_csv(base + ".csv", header, lines)
