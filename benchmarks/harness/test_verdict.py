@@ -3,18 +3,22 @@
 Role: unit tests of harness/results/verdict.py and harness/results/rounds.py, seeded and deterministic:
 equal arms are called apart no more often than the stated rate (1 - CONFIDENCE), a known
 shift with ten rounds is called, a count out of a total is a proportion with an interval,
-and a record that keeps no rounds says so. Run: python3 -m unittest test_verdict (from
+a record that keeps no rounds says so, a probe's or the loop profile's rounds give a paired
+verdict, and a probe's report that keeps no rounds is refused. Run: python3 -m unittest test_verdict (from
 benchmarks/harness), or ctest -R harness.
 """
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 import os
 import random
 import tempfile
 import unittest
 
+from harness.records import probe_rounds, tools
 from harness.results import rounds
 from harness.results import summary
 from harness.results import verdict
@@ -137,6 +141,81 @@ class Records(unittest.TestCase):
             path = self._record(tmp, {"results": [{"arm": "a", "rps": {"median": 1}}]})
             v = rounds.judge(path, ("rps_median", {"arm": "a"}), ("rps_median", {"arm": "b"}), True)
             self.assertEqual(v.text(), "undecided: no rounds kept")
+
+
+class ProbeRecords(unittest.TestCase):
+    """A probe's record (harness/records/tools.py, probe.py): each figure's rounds become the
+    cells rounds.py reads, a count is judged as a proportion or exactly as the record says,
+    and a report with neither rounds nor a declared count is refused."""
+    # Two arms' rounds as a probe reports them (probes/probe_report.h, median_min_max).
+    RESULTS = [{"arm": arm, "spin_us": spin, "rounds": 6, "lost": lost,
+                "rate": {"median": 0, "min": 0, "max": 0,
+                         "rounds": [base * (1 + 0.01 * (r % 3)) for r in range(6)]}}
+               for arm, spin, base, lost in (("fast", 0, 130.0, 0), ("slow", 50, 100.0, 6))]
+
+    def write(self, tmp: str, results: list[dict], tool: tools.Tool) -> str:
+        """The record and CSV run_tool writes for `results`; the CSV's path."""
+        doc = {"results": results, "cells": probe_rounds.cells(results, tool.keys, tools.cell),
+               "verdict_rules": probe_rounds.rules(results, tool.counts, tool.exact)}
+        with open(os.path.join(tmp, "t.json"), "w", encoding="utf-8") as f:
+            json.dump(doc, f)
+        header, lines = tools.csv_lines(results)
+        with open(os.path.join(tmp, "t.csv"), "w", encoding="utf-8", newline="") as f:
+            w = csv.DictWriter(f, header)
+            w.writeheader()
+            w.writerows(lines)
+        return os.path.join(tmp, "t.csv")
+
+    def test_a_probe_s_rounds_give_a_paired_verdict_by_any_column_of_its_line(self):
+        tool = tools.Tool("x", "t", "t", {}, check=False, counts={"lost": "rounds"})
+        with tempfile.TemporaryDirectory() as tmp:
+            path = self.write(tmp, self.RESULTS, tool)
+            for a, b in (({"arm": "fast"}, {"arm": "slow"}), ({"spin_us": "0"}, {"spin_us": "50"})):
+                v = rounds.judge(path, ("rate_median", a), ("rate_median", b), True)
+                self.assertEqual((v.word, v.n), ("ahead", 6), v.text())
+            v = rounds.judge(path, ("lost", {"arm": "fast"}), ("lost", {"arm": "slow"}), False)
+            self.assertEqual((v.word, v.kind), ("ahead", "proportion"), v.text())
+            with open(path, encoding="utf-8") as f:
+                self.assertNotIn("rate_rounds", f.readline())   # the rounds live in the cells
+
+    def test_an_exact_count_is_compared_as_it_stands(self):
+        results = [{"turn": "generation", "before": 1}, {"turn": "drain", "before": 1024}]
+        tool = tools.Tool("x", "t", "t", {}, check=False, keys=("turn",), exact=("before",))
+        with tempfile.TemporaryDirectory() as tmp:
+            path = self.write(tmp, results, tool)
+            v = rounds.judge(path, ("before", {"turn": "generation"}), ("before", {"turn": "drain"}), False)
+            self.assertEqual((v.word, v.kind), ("ahead", "exact"), v.text())
+
+    def test_a_report_without_rounds_is_refused(self):
+        script = ("#!/bin/sh\n"
+                  "printf '{\"tool\": \"t\", \"machine\": {}, \"results\": "
+                  "[{\"arm\": \"a\", \"rate\": {\"median\": 1, \"min\": 1, \"max\": 1}}]}' > \"$2\"\n")
+        with tempfile.TemporaryDirectory() as tmp:
+            os.makedirs(os.path.join(tmp, "bin"))
+            exe = os.path.join(tmp, "bin", "t")
+            with open(exe, "w", encoding="utf-8") as f:
+                f.write(script)
+            os.chmod(exe, 0o755)
+            run = lambda tool: tools.run_tool(   # noqa: E731
+                tool, build_dir=tmp, out_dir=os.path.join(tmp, "out"), repo_root=tmp,
+                mode="quick", argv=[], reproduce_argv=[], stream=io.StringIO())
+            with self.assertRaisesRegex(tools.RecordError, "no verdict could be computed"):
+                run(tools.Tool("x", "t", "t", {"quick": {}}, check=False))
+            # The same report is a record when the tool says its figure is an exact count.
+            doc = run(tools.Tool("x", "t", "t", {"quick": {}}, check=False, exact=("rate",)))
+            self.assertEqual(doc["verdict_rules"]["exact"], ["rate"])
+
+    def test_the_loop_profile_s_rounds_are_read_by_arm_and_category(self):
+        cells = [{"round": r, "arm": arm, "ok": True, "requests": 1000, "samples": 100,
+                  "by_category": {"kernel": k + r % 2}}
+                 for r in range(6) for arm, k in (("inline", 50), ("elastic-1", 80))]
+        with tempfile.TemporaryDirectory() as tmp:
+            with open(os.path.join(tmp, "t.json"), "w", encoding="utf-8") as f:
+                json.dump({"cells": cells}, f)
+            path = os.path.join(tmp, "t.csv")
+            v = rounds.judge(path, ("share_pct_median", {"arm": "elastic-1", "category": "kernel"}),
+                             ("share_pct_median", {"arm": "inline", "category": "kernel"}), False)
+            self.assertEqual((v.word, v.n), ("behind", 6), v.text())
 
 
 class RoundsChosenByTheData(unittest.TestCase):
