@@ -1143,9 +1143,10 @@ class Records(unittest.TestCase):
 
     @staticmethod
     def tool(*flags, check=True):
+        # A litmus-like report: counts of outcomes out of its trials, no rounds.
         return records.Tool("03-lost-wakes", "fake", "fake-tool",
                             {"quick": {"trials": 10, **{f: "" for f in flags}}, "full": {}},
-                            check=check)
+                            check=check, keys=("variant",), counts={"outcomes_00": "trials"})
 
     def test_nested_objects_flatten_one_level_into_outer_inner_columns(self):
         header, lines = records.csv_lines([
