@@ -1,25 +1,29 @@
 """harness/records/micro: run a Google Benchmark binary and file its results with a chapter's tables
 (chapter 02).
 
-Role: the micro-benchmarks' price lists. It runs BUILD/bin/<binary> with repetitions,
-reads Google Benchmark's JSON, and writes OUT/<chapter>/<name>.json (the harness's
-record: machine, command, mode, and the raw report) and .csv (one line per benchmark:
-median and min/max over repetitions of ns per operation, and items per second).
+Role: the micro-benchmarks' price lists. It runs BUILD/bin/<binary> once per (round,
+benchmark), the benchmarks alternated within each round (in order in even rounds, reversed
+in odd ones, as the probes' arms are), reads Google Benchmark's JSON, and writes
+OUT/<chapter>/<name>.json (the harness's record: machine, command, mode, the raw reports,
+and each round's figures as cells, harness/records/probe_rounds.py) and .csv (one line per
+benchmark: median and min/max over rounds of ns per operation, and items per second).
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import statistics
 import subprocess
 import sys
 
+from harness.records import probe_rounds, tools
 from harness.results import report
 
 # (chapter, record name, binary) of every micro-benchmark the book renders.
 BENCHES = [("02-ring-handoff", "ring-bench", "ring-bench")]
-# Repetitions and minimum time per repetition (s), by mode.
+# Rounds (one repetition of each benchmark a round) and minimum time per repetition (s), by mode.
 SETTINGS = {"quick": (3, 0.05), "full": (10, 0.5)}
 TIMEOUT_S = 600
 
@@ -29,11 +33,14 @@ class MicroError(RuntimeError):
 
 
 def _summary(values: list[float]) -> dict:
-    return {"median": statistics.median(values), "min": min(values), "max": max(values)}
+    """Median, min and max of a figure's values, and the values in round order."""
+    return {"median": statistics.median(values), "min": min(values), "max": max(values),
+            probe_rounds.ROUNDS: list(values)}
 
 
 def summarize(raw: dict) -> list[dict]:
-    """Per benchmark (in first-seen order): ns per operation and items/s over repetitions."""
+    """Per benchmark (in first-seen order): ns per operation and items/s over its runs, in
+    the order they ran (round by round)."""
     seen: dict[str, dict] = {}
     for b in raw.get("benchmarks", []):
         if b.get("run_type", "iteration") != "iteration":
@@ -70,6 +77,17 @@ def csv_lines(results: list[dict]) -> tuple[list[str], list[dict]]:
     return header, lines
 
 
+def _run(argv: list[str], binary: str) -> str:
+    """The stdout of one run of a micro-benchmark binary. Raises MicroError."""
+    try:
+        p = subprocess.run(argv, capture_output=True, timeout=TIMEOUT_S, check=False)
+    except subprocess.TimeoutExpired as e:
+        raise MicroError(f"{binary} ran past {TIMEOUT_S}s") from e
+    if p.returncode != 0:
+        raise MicroError(f"{binary} exited with {p.returncode}: {p.stderr.decode()[-1500:]}")
+    return p.stdout.decode()
+
+
 def run_micro(*, build_dir: str, out_dir: str, repo_root: str, mode: str, argv: list[str],
               reproduce_argv: list[str], stream=sys.stdout) -> list[str]:
     """Run every micro-benchmark that is built; return the names of those that are not."""
@@ -81,15 +99,15 @@ def run_micro(*, build_dir: str, out_dir: str, repo_root: str, mode: str, argv: 
             missing.append(f"{name}: {exe} not built")
             continue
         base = report.results_base(out_dir, chapter, name)
-        bench_argv = [exe, f"--benchmark_repetitions={reps}", f"--benchmark_min_time={min_time}",
-                      "--benchmark_format=json"]
-        try:
-            p = subprocess.run(bench_argv, capture_output=True, timeout=TIMEOUT_S, check=False)
-        except subprocess.TimeoutExpired as e:
-            raise MicroError(f"{binary} ran past {TIMEOUT_S}s") from e
-        if p.returncode != 0:
-            raise MicroError(f"{binary} exited with {p.returncode}: {p.stderr.decode()[-1500:]}")
-        raw = json.loads(p.stdout)
+        bench_argv = [exe, f"--benchmark_min_time={min_time}", "--benchmark_format=json"]
+        names = _run(bench_argv[:1] + ["--benchmark_list_tests=true"], binary).split()
+        raw = {"benchmarks": []}
+        for rnd in range(reps):
+            for bench in (names if rnd % 2 == 0 else names[::-1]):
+                one = json.loads(_run(bench_argv + [f"--benchmark_filter=^{re.escape(bench)}$"],
+                                      binary))
+                raw.setdefault("context", one.get("context"))
+                raw["benchmarks"] += [{**b, "round": rnd} for b in one.get("benchmarks", [])]
         results = summarize(raw)
         if not results:
             raise MicroError(f"{binary} reported no benchmarks")
@@ -97,7 +115,9 @@ def run_micro(*, build_dir: str, out_dir: str, repo_root: str, mode: str, argv: 
                                  argv=argv, reproduce_argv=reproduce_argv, repo_root=repo_root,
                                  build_dir=build_dir, out_dir=out_dir, tool_key="bench",
                                  tool_argv=bench_argv)
-        doc.update(results=results, raw=raw)
+        doc.update(results=results, raw=raw,
+                   cells=probe_rounds.cells(results, ("benchmark",), tools.cell),
+                   verdict_rules=probe_rounds.rules(results, {}, ()))
         report.write_json(base + ".json", doc)
         header, lines = csv_lines(results)
         report.write_csv(base + ".csv", header, lines)
