@@ -11,6 +11,7 @@ benchmarks/harness), or ctest -R harness.
 from __future__ import annotations
 
 import csv
+import glob
 import io
 import json
 import os
@@ -18,6 +19,7 @@ import random
 import tempfile
 import unittest
 
+from harness import REPO_ROOT
 from harness.records import probe_rounds, tools
 from harness.results import rounds
 from harness.results import summary
@@ -273,6 +275,20 @@ connections = 16
         self.assertEqual((more, "budget" in why), (False, True), why)
         # Without max_rounds, the mode's rounds and no more.
         self.assertFalse(runner.more_rounds(spec, self.cells(noisy[:1]), 1, spec.modes["quick"], 1)[0])
+
+    def test_every_spec_that_compares_can_reach_an_interval_in_full_mode(self):
+        """A spec whose full mode stops short of verdict.min_rounds() calls every verdict it
+        owns undecided, whatever the data: it must run that many rounds, or go on to them
+        (max_rounds)."""
+        need = verdict.min_rounds()
+        specs = glob.glob(os.path.join(REPO_ROOT, "benchmarks", "specs", "*.toml"))
+        self.assertTrue(specs)
+        for path in sorted(specs):
+            spec = specfile.load(path)
+            full = spec.modes["full"]
+            if spec.compares:
+                with self.subTest(spec=os.path.basename(path)):
+                    self.assertGreaterEqual(max(full.rounds, full.max_rounds), need)
 
 
 if __name__ == "__main__":
