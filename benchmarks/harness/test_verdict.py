@@ -20,7 +20,7 @@ import tempfile
 import unittest
 
 from harness import REPO_ROOT
-from harness.records import probe_rounds, tools
+from harness.records import loop_profile, micro, probe, probe_rounds, tools
 from harness.results import rounds
 from harness.results import summary
 from harness.results import verdict
@@ -289,6 +289,20 @@ connections = 16
             if spec.compares:
                 with self.subTest(spec=os.path.basename(path)):
                     self.assertGreaterEqual(max(full.rounds, full.max_rounds), need)
+
+    def test_every_record_with_rounds_runs_enough_of_them_in_full_mode(self):
+        """The same for the records bench.py files beside the specs: the probes (their rounds
+        or runs), the micro-benchmarks, the loop profile."""
+        need = verdict.min_rounds()
+        for tool in tools.TOOLS:
+            full = tool.settings["full"]
+            for flag in ("rounds", "runs"):
+                if flag in full:
+                    with self.subTest(tool=tool.name):
+                        self.assertGreaterEqual(full[flag], need)
+        self.assertGreaterEqual(probe.SETTINGS["full"][1], need)
+        self.assertGreaterEqual(micro.SETTINGS["full"][0], need)
+        self.assertGreaterEqual(loop_profile.MODES["full"].rounds, need)
 
 
 if __name__ == "__main__":

@@ -72,9 +72,10 @@ TOOLS = [
          counts={c: "rounds" for c in ("lost_rounds", "unanswered_rounds",
                                        "rounds_with_stolen_pokes")}),
     # 2 variants x runs of 100 k aligned wakes: about 3 s fenced; unfenced about 5-10 s, as
-    # each of its 200-300 lost wakes costs the 20 ms that show the loop asleep. Full: ~40 s.
+    # each of its 200-300 lost wakes costs the 20 ms that show the loop asleep. Full: 5 runs
+    # (the fewest rounds with a paired interval), about 65 s.
     Tool("03-lost-wakes", "loop-wake-stress", "loop-wake-stress",
-         {"quick": {"runs": 1}, "full": {"runs": 3}}, check=True, keys=("fences",),
+         {"quick": {"runs": 1}, "full": {"runs": 5}}, check=True, keys=("fences",),
          counts={"stalls": "wakes", "stalled_runs": "runs"}),
     # 4 rows (getaddrinfo("localhost") and an artificial 1 ms lookup, capped and unbounded)
     # of a 1,000-lookup burst: a round takes about 1 s, most of it the artificial row's capped
