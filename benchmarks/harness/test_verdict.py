@@ -158,7 +158,8 @@ class ProbeRecords(unittest.TestCase):
     def write(self, tmp: str, results: list[dict], tool: tools.Tool) -> str:
         """The record and CSV run_tool writes for `results`; the CSV's path."""
         doc = {"results": results, "cells": probe_rounds.cells(results, tool.keys, tools.cell),
-               "verdict_rules": probe_rounds.rules(results, tool.counts, tool.exact)}
+               "verdict_rules": probe_rounds.rules(results, tool.counts, tool.exact,
+                                                   tool.count_margin)}
         with open(os.path.join(tmp, "t.json"), "w", encoding="utf-8") as f:
             json.dump(doc, f)
         header, lines = tools.csv_lines(results)
@@ -179,6 +180,21 @@ class ProbeRecords(unittest.TestCase):
             self.assertEqual((v.word, v.kind), ("ahead", "proportion"), v.text())
             with open(path, encoding="utf-8") as f:
                 self.assertNotIn("rate_rounds", f.readline())   # the rounds live in the cells
+
+    def test_a_count_is_judged_against_the_record_s_own_margin(self):
+        """1 of 1000 against 30 of 1000 is within the default five points, and a difference
+        at the litmus test's margin of a tenth of a point."""
+        results = [{"variant": "fenced", "trials": 1000, "both_zero": 1},
+                   {"variant": "relaxed", "trials": 1000, "both_zero": 30}]
+        words = []
+        for margin in (verdict.COUNT_MARGIN, 0.001):
+            tool = tools.Tool("x", "t", "t", {}, check=False, keys=("variant",),
+                              counts={"both_zero": "trials"}, count_margin=margin)
+            with tempfile.TemporaryDirectory() as tmp:
+                path = self.write(tmp, results, tool)
+                words.append(rounds.judge(path, ("both_zero", {"variant": "fenced"}),
+                                          ("both_zero", {"variant": "relaxed"}), False).word)
+        self.assertEqual(words, ["level", "ahead"])
 
     def test_an_exact_count_is_compared_as_it_stands(self):
         results = [{"turn": "generation", "before": 1}, {"turn": "drain", "before": 1024}]

@@ -49,11 +49,16 @@ def cells(results: list[dict], keys: tuple[str, ...], cell) -> list[dict]:
     return out
 
 
-def rules(results: list[dict], counts: dict[str, str], exact: tuple[str, ...]) -> dict:
+def rules(results: list[dict], counts: dict[str, str], exact: tuple[str, ...],
+          count_margin: float | None = None) -> dict:
     """The record's "verdict_rules": the figures judged from paired rounds, the counts judged
-    as proportions of their totals ({count column: total column}), the exact counts."""
+    as proportions of their totals ({count column: total column}) against count_margin
+    (points of the total), the exact counts."""
     paired = sorted({f for r in results for f in figures_with_rounds(r)})
-    return {"paired_rounds": paired, "proportion": dict(counts), "exact": list(exact)}
+    out = {"paired_rounds": paired, "proportion": dict(counts), "exact": list(exact)}
+    if counts and count_margin is not None:
+        out["proportion_margin"] = count_margin
+    return out
 
 
 def strip_rounds(result: dict) -> dict:

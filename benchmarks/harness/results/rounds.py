@@ -137,7 +137,8 @@ def judge_counts(csv_path: str, record: dict, a: tuple[str, dict[str, str]],
         return verdict.exact(float(la[a[0]]), float(lb[b[0]]), higher_is_better)
     total = rules["proportion"][column]
     return verdict.proportions(int(la[a[0]]), int(la[total]), int(lb[b[0]]), int(lb[total]),
-                               higher_is_better)
+                               higher_is_better,
+                               float(rules.get("proportion_margin", verdict.COUNT_MARGIN)))
 
 
 def record_margins(record: dict | None) -> dict[str, float]:
