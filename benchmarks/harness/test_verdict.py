@@ -150,9 +150,12 @@ class ProbeRecords(unittest.TestCase):
     cells rounds.py reads, a count is judged as a proportion or exactly as the record says,
     and a report with neither rounds nor a declared count is refused."""
     # Two arms' rounds as a probe reports them (probes/probe_report.h, median_min_max).
+    # A figure pooled over the rounds (a percentile) keeps each round's value in "per_round".
     RESULTS = [{"arm": arm, "spin_us": spin, "rounds": 6, "lost": lost,
                 "rate": {"median": 0, "min": 0, "max": 0,
-                         "rounds": [base * (1 + 0.01 * (r % 3)) for r in range(6)]}}
+                         "rounds": [base * (1 + 0.01 * (r % 3)) for r in range(6)]},
+                "p99_us": 1e6 / base,
+                "per_round": {"p99_us": [1e6 / base * (1 + 0.01 * (r % 2)) for r in range(6)]}}
                for arm, spin, base, lost in (("fast", 0, 130.0, 0), ("slow", 50, 100.0, 6))]
 
     def write(self, tmp: str, results: list[dict], tool: tools.Tool) -> str:
@@ -176,10 +179,14 @@ class ProbeRecords(unittest.TestCase):
             for a, b in (({"arm": "fast"}, {"arm": "slow"}), ({"spin_us": "0"}, {"spin_us": "50"})):
                 v = rounds.judge(path, ("rate_median", a), ("rate_median", b), True)
                 self.assertEqual((v.word, v.n), ("ahead", 6), v.text())
+            v = rounds.judge(path, ("p99_us", {"arm": "fast"}), ("p99_us", {"arm": "slow"}), False)
+            self.assertEqual((v.word, v.n), ("ahead", 6), v.text())
             v = rounds.judge(path, ("lost", {"arm": "fast"}), ("lost", {"arm": "slow"}), False)
             self.assertEqual((v.word, v.kind), ("ahead", "proportion"), v.text())
             with open(path, encoding="utf-8") as f:
-                self.assertNotIn("rate_rounds", f.readline())   # the rounds live in the cells
+                header = f.readline()   # the rounds live in the cells
+            self.assertNotIn("rate_rounds", header)
+            self.assertNotIn("per_round", header)
 
     def test_a_count_is_judged_against_the_record_s_own_margin(self):
         """1 of 1000 against 30 of 1000 is within the default five points, and a difference

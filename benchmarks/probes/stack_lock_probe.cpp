@@ -168,28 +168,46 @@ RunResult run_arm(const Settings& s, const std::string& arm) {
   return r;
 }
 
+// The send latencies' percentiles ("send_latency_us_p50", "_p99", "_max", as the report's
+// columns are named) and each counter per send: of all rounds pooled (the report's figures),
+// or of one round (its "per_round" values, which the harness pairs round by round).
+std::vector<std::pair<std::string, double>> pooled_figures(const std::vector<double>& latency_us,
+                                                           const stack::NetworkStackCounters& totals) {
+  const double n = std::max<double>(1.0, static_cast<double>(totals.sends));
+  const double max = latency_us.empty() ? 0 : *std::max_element(latency_us.begin(), latency_us.end());
+  return {{"send_latency_us_p50", handoff::probes::percentile(latency_us, 0.50)},
+          {"send_latency_us_p99", handoff::probes::percentile(latency_us, 0.99)},
+          {"send_latency_us_max", max},
+          {"lock_contends_per_send", static_cast<double>(totals.send_lock_contends) / n},
+          {"deferred_per_send", static_cast<double>(totals.sends_deferred) / n},
+          {"pool_empty_per_send", static_cast<double>(totals.pool_empty_sends) / n},
+          {"lock_sleeps_per_send", static_cast<double>(totals.lock.lock_sleeps) / n},
+          {"lock_wakes_per_send", static_cast<double>(totals.lock.lock_wakes) / n},
+          {"handoffs_per_send", static_cast<double>(totals.lock.lock_handoffs) / n}};
+}
+
 struct Tally {
   std::vector<double> rate, latency_us;
   std::uint64_t sends = 0;
   stack::NetworkStackCounters totals;
+  Json per_round = Json::object();  // {figure: [its value in each round]}, pooled_figures of one round
 };
 
 Json result_of(const std::string& arm, Tally& t) {
-  const double n = std::max<double>(1.0, static_cast<double>(t.totals.sends));
-  const double max = t.latency_us.empty() ? 0 : *std::max_element(t.latency_us.begin(), t.latency_us.end());
+  const auto f = pooled_figures(t.latency_us, t.totals);
+  auto at = [&](std::size_t i) { return f[i].second; };
   return Json{{"arm", arm},
               {"sends", t.sends},
               {"sends_per_s", handoff::probes::median_min_max(t.rate)},
-              {"send_latency_us", Json{{"p50", handoff::probes::percentile(t.latency_us, 0.50)},
-                                       {"p99", handoff::probes::percentile(t.latency_us, 0.99)},
-                                       {"max", max}}},
-              {"lock_contends_per_send", static_cast<double>(t.totals.send_lock_contends) / n},
-              {"deferred_per_send", static_cast<double>(t.totals.sends_deferred) / n},
-              {"pool_empty_per_send", static_cast<double>(t.totals.pool_empty_sends) / n},
-              {"lock_sleeps_per_send", static_cast<double>(t.totals.lock.lock_sleeps) / n},
-              {"lock_wakes_per_send", static_cast<double>(t.totals.lock.lock_wakes) / n},
-              {"handoffs_per_send", static_cast<double>(t.totals.lock.lock_handoffs) / n},
-              {"transmit_errors", t.totals.transmit_errors}};
+              {"send_latency_us", Json{{"p50", at(0)}, {"p99", at(1)}, {"max", at(2)}}},
+              {"lock_contends_per_send", at(3)},
+              {"deferred_per_send", at(4)},
+              {"pool_empty_per_send", at(5)},
+              {"lock_sleeps_per_send", at(6)},
+              {"lock_wakes_per_send", at(7)},
+              {"handoffs_per_send", at(8)},
+              {"transmit_errors", t.totals.transmit_errors},
+              {"per_round", t.per_round}};
 }
 
 // --check FILE: the smoke test's judge. The shape (each arm once, each with sends and
@@ -260,6 +278,7 @@ int run(int argc, char** argv) {
     t.sends += r.sends;
     t.latency_us.insert(t.latency_us.end(), r.latency_us.begin(), r.latency_us.end());
     add_counters(t.totals, r.totals);
+    for (const auto& [name, value] : pooled_figures(r.latency_us, r.totals)) t.per_round[name].push_back(value);
     std::fprintf(stderr, "round %u/%u %-17s %9.0f sends/s, %llu pool-empty, %llu sleeps\n", round + 1, s.rounds,
                  arms[k].c_str(), t.rate.back(), static_cast<unsigned long long>(r.totals.pool_empty_sends),
                  static_cast<unsigned long long>(r.totals.lock.lock_sleeps));

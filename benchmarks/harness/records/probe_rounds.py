@@ -2,7 +2,10 @@
 
 Role: a probe runs its arms alternated within each round (probes/probe_main.h's
 alternate_arms) and reports each figure as {"median", "min", "max", "rounds"}, "rounds" being
-the figure in round order (probes/probe_report.h's median_min_max). This module turns a
+the figure in round order (probes/probe_report.h's median_min_max); a figure it reports
+pooled over the rounds (a percentile of every round's latencies, a counter per send of all
+rounds) keeps its value in each round under the result's "per_round" ({column: [values]},
+the column as the CSV names it). This module turns a
 report's results into the record's "cells", the shape a spec's record keeps
 (harness/run/runner.py) and harness/results/rounds.py reads:
 {"round", "row", "arm", "ok", "metrics", "line"}: one cell per (result, round), its metrics
@@ -19,6 +22,7 @@ deterministic run is exact (harness/results/verdict.py).
 from __future__ import annotations
 
 ROUNDS = "rounds"
+PER_ROUND = "per_round"
 
 
 def plain(result: dict, cell) -> dict[str, str]:
@@ -28,8 +32,10 @@ def plain(result: dict, cell) -> dict[str, str]:
 
 def figures_with_rounds(result: dict) -> dict[str, list]:
     """{figure: its values in round order} of every figure of the result that kept them."""
-    return {k: v[ROUNDS] for k, v in result.items()
-            if isinstance(v, dict) and isinstance(v.get(ROUNDS), list) and v[ROUNDS]}
+    out = {k: v[ROUNDS] for k, v in result.items()
+           if isinstance(v, dict) and isinstance(v.get(ROUNDS), list) and v[ROUNDS]}
+    out.update({k: v for k, v in (result.get(PER_ROUND) or {}).items() if isinstance(v, list) and v})
+    return out
 
 
 def cells(results: list[dict], keys: tuple[str, ...], cell) -> list[dict]:
@@ -64,4 +70,4 @@ def rules(results: list[dict], counts: dict[str, str], exact: tuple[str, ...],
 def strip_rounds(result: dict) -> dict:
     """The result without its figures' rounds, for the CSV (the rounds live in the cells)."""
     return {k: ({i: x for i, x in v.items() if i != ROUNDS} if isinstance(v, dict) else v)
-            for k, v in result.items()}
+            for k, v in result.items() if k != PER_ROUND}
