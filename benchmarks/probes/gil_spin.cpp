@@ -266,7 +266,8 @@ Json result_of(const Arm& arm, const Tally& t, unsigned rounds) {
               {"completions_per_turn", handoff::probes::per_turn(t.loop.per_turn)},
               {"spin_catches_per_completion", handoff::probes::median_min_max(t.catches_per_c)},
               {"parks_per_completion", handoff::probes::median_min_max(t.parks_per_c)},
-              {"pokes_per_completion", handoff::probes::median_min_max(t.pokes_per_c)}};
+              {"pokes_per_completion", handoff::probes::median_min_max(t.pokes_per_c)},
+              {"per_round", t.loop.per_round}};
 }
 
 // -------------------------------------------------------------------------------------

@@ -76,12 +76,27 @@ Json per_turn(const std::vector<double>& completions) {
               {"turns", completions.size()}};
 }
 
+namespace {
+// Each figure of one run's distribution `one` (not its count, "takes" or "turns") appended to
+// per_round["FIGURE_KEY"].
+void append_round(Json& per_round, const std::string& figure, const Json& one) {
+  for (const auto& [key, value] : one.items()) {
+    if (key != "takes" && key != "turns") per_round[figure + "_" + key].push_back(value);
+  }
+}
+}  // namespace
+
 void LoopTally::add(std::uint64_t completions, double wall_s, std::int64_t loop_cpu_ns,
                     const std::vector<std::int64_t>& waits_ns, const std::vector<std::uint32_t>& turns) {
   per_s.push_back(wall_s > 0 ? static_cast<double>(completions) / wall_s : 0.0);
   cpu_us.push_back(per(static_cast<double>(loop_cpu_ns) / 1e3, completions));
-  for (const std::int64_t w : waits_ns) loop_wait_us.push_back(static_cast<double>(w) / 1e3);
-  for (const std::uint32_t n : turns) per_turn.push_back(n);
+  std::vector<double> run_waits_us, run_per_turn;
+  for (const std::int64_t w : waits_ns) run_waits_us.push_back(static_cast<double>(w) / 1e3);
+  for (const std::uint32_t n : turns) run_per_turn.push_back(n);
+  append_round(per_round, "loop_lock_wait_us", lock_waits(run_waits_us));
+  append_round(per_round, "completions_per_turn", probes::per_turn(run_per_turn));
+  loop_wait_us.insert(loop_wait_us.end(), run_waits_us.begin(), run_waits_us.end());
+  per_turn.insert(per_turn.end(), run_per_turn.begin(), run_per_turn.end());
   last_per_turn = per(static_cast<double>(completions), turns.size());
 }
 

@@ -78,10 +78,14 @@ Json per_turn(const std::vector<double>& completions);
 
 /// What both probes tally of the loop thread, run by run: completions per second and the
 /// loop's CPU µs per completion (a figure a run, for median_min_max), its waits for the lock
-/// in µs and the completions of each turn (pooled over rounds, for lock_waits and per_turn).
+/// in µs and the completions of each turn (pooled over rounds, for lock_waits and per_turn),
+/// and the same two distributions of each run alone: `per_round`, {"loop_lock_wait_us_p50":
+/// [one a run], ..., "completions_per_turn_mean": [...], ...}, named as the report's columns
+/// are, which the harness pairs round by round (benchmarks/harness/records/probe_rounds.py).
 struct LoopTally {
   std::vector<double> per_s, cpu_us;
   std::vector<double> loop_wait_us, per_turn;
+  Json per_round = Json::object();
   double last_per_turn = 0;  // the last run's completions per turn
 
   /// One run's: `completions` in `wall_s`, the loop's CPU over them, every take of the lock

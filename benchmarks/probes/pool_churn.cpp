@@ -447,7 +447,8 @@ Json result_of(const Arm& arm, const Tally& t, unsigned rounds) {
               {"completions_per_turn", handoff::probes::per_turn(t.loop.per_turn)},
               {"loop_lock_wait_us", handoff::probes::lock_waits(t.loop.loop_wait_us)},
               {"spin_catches_per_request", median_min_max(t.catches)},
-              {"blocking_waits_per_request", median_min_max(t.blocking)}};
+              {"blocking_waits_per_request", median_min_max(t.blocking)},
+              {"per_round", t.loop.per_round}};
 }
 
 std::vector<Arm> all_arms(const std::vector<std::string>& turns, const std::vector<unsigned>& spins,
