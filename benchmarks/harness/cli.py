@@ -53,6 +53,10 @@ Role: the command line over the harness's package (run as benchmarks/harness/ben
       that report alone, from results already there
   bench.py verify SPEC.toml [--out DIR]
       re-read a spec's written results and check that they are whole
+  bench.py rounds [--out DIR]
+      list every record under OUT that compares arms but keeps no rounds (nor counts with
+      their rule), from which no verdict can be computed (harness/results/rounds.py); exit 1
+      if there is one
   bench.py targets
       the build targets `all` runs, one a line: what README command 1 (.ci/main) builds
   bench.py replot [--out DIR]
@@ -748,6 +752,14 @@ def cmd_verify(args) -> int:
     return 1 if problems else 0
 
 
+def cmd_rounds(args) -> int:
+    missing = rounds.without_rounds(args.out)
+    for m in missing:
+        print(f"bench rounds: {m} keeps no rounds: no verdict can be computed from it; measure "
+              f"it again", file=sys.stderr)
+    return 1 if missing else 0
+
+
 def replot_one(json_path: str) -> list[str]:
     """Redraw the PNGs of one results record from its own data (the cells, or the per-cell
     summary, and the spec text it recorded, or a probe's results), measuring nothing. A
@@ -955,6 +967,10 @@ def main(argv: list[str]) -> int:
     p = sub.add_parser("replot", help="redraw every plot under OUT from its recorded data")
     common(p, need_build=False)
     p.set_defaults(func=cmd_replot)
+
+    p = sub.add_parser("rounds", help="list the records under OUT that keep no rounds")
+    common(p, need_build=False)
+    p.set_defaults(func=cmd_rounds)
 
     p = sub.add_parser("verify", help="check a spec's written results")
     p.add_argument("spec")

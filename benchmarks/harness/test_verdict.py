@@ -230,6 +230,21 @@ class ProbeRecords(unittest.TestCase):
             doc = run(tools.Tool("x", "t", "t", {"quick": {}}, check=False, exact=("rate",)))
             self.assertEqual(doc["verdict_rules"]["exact"], ["rate"])
 
+    def test_bench_rounds_lists_the_records_that_keep_no_rounds(self):
+        """rounds.without_rounds, behind `bench.py rounds`: a record of medians alone is listed;
+        one with rounds, one whose counts say their rule, and one that compares no arms are not."""
+        records = {"probe.json": {"results": [{"arm": "a", "rate": {"median": 1}}]},
+                   "spec.json": {"cells": [{"round": 0, "row": "r", "arm": "a", "ok": True,
+                                            "metrics": {"rps": 1.0}}]},
+                   "litmus.json": {"results": [], "verdict_rules": {"proportion": {"k": "n"}}},
+                   "failover.json": {"results": []}}
+        with tempfile.TemporaryDirectory() as tmp:
+            os.makedirs(os.path.join(tmp, "01-x"))
+            for name, doc in records.items():
+                with open(os.path.join(tmp, "01-x", name), "w", encoding="utf-8") as f:
+                    json.dump(doc, f)
+            self.assertEqual(rounds.without_rounds(tmp), [os.path.join("01-x", "probe.json")])
+
     def test_the_loop_profile_s_rounds_are_read_by_arm_and_category(self):
         cells = [{"round": r, "arm": arm, "ok": True, "requests": 1000, "samples": 100,
                   "by_category": {"kernel": k + r % 2}}

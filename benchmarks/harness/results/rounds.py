@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import csv
 import functools
+import glob
 import json
 import os
 import tomllib
@@ -139,6 +140,38 @@ def judge_counts(csv_path: str, record: dict, a: tuple[str, dict[str, str]],
     return verdict.proportions(int(la[a[0]]), int(la[total]), int(lb[b[0]]), int(lb[total]),
                                higher_is_better,
                                float(rules.get("proportion_margin", verdict.COUNT_MARGIN)))
+
+
+# Records that compare no arms: one run of a system through its phases (failover, the
+# panel) and the flame graphs of a profile.
+NO_ARMS = ("failover.json", "panel.json", "flame-")
+
+
+def keeps(record: dict) -> str | None:
+    """What a record keeps to judge its arms by: "rounds" (cells with each round's figures,
+    the loop profile's samples, the loop peers' reports), "counts" (its verdict_rules judge
+    counts as proportions or exactly), or None: no verdict can be computed from it."""
+    cells = record.get("cells") or []
+    if any(c.get("metrics") or c.get("by_category") for c in cells) or record.get("rounds") and \
+            isinstance(record["rounds"], list):
+        return "rounds"
+    rules = record.get("verdict_rules") or {}
+    return "counts" if rules.get("proportion") or rules.get("exact") else None
+
+
+def without_rounds(out_dir: str) -> list[str]:
+    """Every record under OUT/<chapter>/ that compares arms and keeps neither rounds nor
+    counts, as CHAPTER/NAME.json."""
+    out = []
+    for path in sorted(glob.glob(os.path.join(out_dir, "*", "*.json"))):
+        name = os.path.basename(path)
+        if name.endswith(".raw.json") or name.startswith(NO_ARMS):
+            continue
+        with open(path, encoding="utf-8") as f:
+            record = json.load(f)
+        if isinstance(record, dict) and keeps(record) is None:
+            out.append(os.path.relpath(path, out_dir))
+    return out
 
 
 def record_margins(record: dict | None) -> dict[str, float]:
