@@ -618,6 +618,9 @@ int run(int argc, char** argv) {
                            {"waiters", c.waiters},
                            {"round_trips", round_trips},
                            {"rounds", rounds},
+                           // Every measured wake, the total that woke_* and gap_overruns count
+                           // out of (the harness judges them as proportions of it).
+                           {"wakes", round_trips * c.samples.size()},
                            {"wall_us", pick([](const Sample& s) { return s.wall_us; })},
                            {"cpu_us", pick([](const Sample& s) { return s.cpu_us(); })},
                            {"cpu_us_sender", pick([](const Sample& s) { return s.cpu_sender_us; })},

@@ -68,7 +68,9 @@ TOOLS = [
     # gap, the wake, the settle), so the full run's 120 k wakes about 75 s.
     Tool("03-lost-wakes", "herd-probe", "herd-probe",
          {"quick": {"round_trips": 200, "rounds": 3}, "full": {"round_trips": 2000, "rounds": 5}},
-         check=True, keys=("mechanism", "waiters")),
+         check=True, keys=("mechanism", "waiters"),
+         counts={c: "wakes" for c in ("woke_first_parked", "woke_last_parked", "woke_other",
+                                      "gap_overruns")}),
     # 3 policies, a round about 0.33 s (two 300 ms jobs beside the fast one): 40 rounds each
     # (twice the seed's 20) is about 40 s.
     Tool("03-lost-wakes", "wake-rounds", "wake-rounds",
