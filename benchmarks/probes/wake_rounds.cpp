@@ -76,6 +76,9 @@ struct Shape {
 constexpr stats::Counter kCounters[] = {stats::Counter::stolen_pokes, stats::Counter::chained_wakes,
                                         stats::Counter::age_wakes, stats::Counter::wakes_sent, stats::Counter::parks};
 constexpr std::size_t kCounterCount = std::size(kCounters);
+/// Each counter's key in the report, in kCounters' order.
+constexpr const char* kCounterKeys[kCounterCount] = {"stolen_pokes", "chained_wakes", "age_wakes", "wakes_sent",
+                                                     "parks"};
 
 struct Round {
   bool answered = false;  ///< the fast job was answered at all before the round's limit
@@ -240,12 +243,18 @@ int run(int argc, char** argv) {
   for (std::size_t i = 0; i < selected.size(); ++i) {
     std::vector<double> fast;
     std::uint64_t lost = 0, unanswered = 0, stolen_rounds = 0, totals[kCounterCount] = {};
+    // Each counter's value in each round, as the report names its total: the harness keeps
+    // them (benchmarks/harness/records/probe_rounds.py), so every round stays in the record.
+    Json per_round = Json::object();
     for (const Round& r : got[i]) {
       fast.push_back(r.fast_ms);
       lost += r.lost ? 1 : 0;
       unanswered += r.answered ? 0 : 1;
       stolen_rounds += r.counts[0] > 0 ? 1 : 0;
-      for (std::size_t k = 0; k < kCounterCount; ++k) totals[k] += r.counts[k];
+      for (std::size_t k = 0; k < kCounterCount; ++k) {
+        totals[k] += r.counts[k];
+        per_round[kCounterKeys[k]].push_back(r.counts[k]);
+      }
     }
     results.push_back(Json{{"policy", selected[i]},
                            {"rounds", got[i].size()},
@@ -253,11 +262,12 @@ int run(int argc, char** argv) {
                            {"unanswered_rounds", unanswered},
                            {"fast_ms", handoff::probes::median_min_max(fast)},
                            {"rounds_with_stolen_pokes", stolen_rounds},
-                           {"stolen_pokes", totals[0]},
-                           {"chained_wakes", totals[1]},
-                           {"age_wakes", totals[2]},
-                           {"wakes_sent", totals[3]},
-                           {"parks", totals[4]}});
+                           {kCounterKeys[0], totals[0]},
+                           {kCounterKeys[1], totals[1]},
+                           {kCounterKeys[2], totals[2]},
+                           {kCounterKeys[3], totals[3]},
+                           {kCounterKeys[4], totals[4]},
+                           {"per_round", std::move(per_round)}});
   }
   return probe.report(Json{{"settings", Json{{"rounds", rounds},
                                              {"threads", kThreads},
