@@ -19,7 +19,7 @@
 
 #define EXERCISE_MODEL_SEAM
 namespace exercise {
-using Atoms = handoff::models::RelacyAtomics;
+using Atoms = model::Atoms;
 
 /// The eventfd under Relacy's own mutex and condition variable: poke() counts a poke and
 /// wakes the waiter, wait() sleeps until a poke is there and takes them all. (The kernel's

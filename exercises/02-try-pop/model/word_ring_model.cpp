@@ -19,7 +19,7 @@
 
 #define EXERCISE_MODEL_SEAM
 namespace exercise {
-using Atoms = handoff::models::RelacyAtomics;
+using Atoms = model::Atoms;
 
 /// A cell's value as Relacy sees it: each read and write is checked against the
 /// happens-before order the atomics built.
