@@ -156,13 +156,18 @@ struct Search {
   unsigned long long executions;  ///< the full search's upper bound, or the random scheduler's count
 };
 
-/// Runs one model and reports in the learner's words. Exit status 0 when the model held over
-/// the whole search, 1 when it found an execution that breaks the lesson. `--expect-refuted`
-/// (the corpus of wrong answers, the mutants) inverts it: 0 only for a refutation by one of the
-/// model's own checks, so a model that does not build or crashes is never taken for a catch.
+/// What one search found.
+enum class Outcome {
+  held,        ///< no execution broke it, over the whole search
+  unfinished,  ///< a full search stopped at its bound: nothing is proven
+  refuted,     ///< an execution broke one of the model's checks (expect, a deadlock, livelock or data race)
+  stopped,     ///< Relacy stopped on something else (a crash, an assertion of its own)
+};
+
+/// Searches one test suite and reports in the learner's words: the lesson of a failing
+/// execution, its history beneath, and the lesson again as the last line.
 template <class Test>
-int run(int argc, char** argv, const char* exercise, Search search, Verdicts verdicts) {
-  const bool expect_refuted = argc > 1 && std::string_view(argv[1]) == "--expect-refuted";
+Outcome search_one(const char* exercise, Search search, const Verdicts& verdicts) {
   // Relacy replaces operator new and delete while it runs, so nothing it writes to may
   // allocate: the search writes to a stream with no buffer, and a failing execution is run
   // once more from its saved state, with its history, to stdout, after the lesson is printed.
@@ -185,9 +190,7 @@ int run(int argc, char** argv, const char* exercise, Search search, Verdicts ver
                 : search.type == rl::sched_full
                     ? ", every one there is: no interleaving and no value a load may read breaks it"
                     : " chosen at random");
-    if (!whole) return 1;
-    if (expect_refuted) std::printf("%s: A WRONG ANSWER PASSED THE MODEL\n", exercise);
-    return expect_refuted ? 1 : 0;
+    return whole ? Outcome::held : Outcome::unfinished;
   }
   std::string lesson;
   if (failed_lesson() != nullptr) {
@@ -216,12 +219,35 @@ int run(int argc, char** argv, const char* exercise, Search search, Verdicts ver
   std::cout << std::endl;
   std::printf("%s: FAILED at execution %llu: %s\n", exercise, static_cast<unsigned long long>(p.stop_iteration),
               lesson.c_str());
-  if (expect_refuted && failed_lesson() == nullptr && p.test_result != rl::test_result_livelock &&
-      p.test_result != rl::test_result_deadlock && p.test_result != rl::test_result_data_race) {
-    std::printf("%s: refuted, but not by one of the model's checks\n", exercise);
-    return 1;
+  const bool by_a_check = failed_lesson() != nullptr || p.test_result == rl::test_result_livelock ||
+                          p.test_result == rl::test_result_deadlock || p.test_result == rl::test_result_data_race;
+  return by_a_check ? Outcome::refuted : Outcome::stopped;
+}
+
+/// Runs a model's test suites in turn, each with the same search, until one fails, and
+/// reports in the learner's words. Exit status 0 when every one held over its whole search,
+/// 1 when one found an execution that breaks the lesson. `--expect-refuted` (the corpus of
+/// wrong answers, the mutants) inverts it: 0 only for a refutation by one of the model's own
+/// checks, so a model that does not build or crashes is never taken for a catch.
+template <class... Tests>
+int run(int argc, char** argv, const char* exercise, Search search, Verdicts verdicts) {
+  const bool expect_refuted = argc > 1 && std::string_view(argv[1]) == "--expect-refuted";
+  Outcome outcome = Outcome::held;
+  // In order, stopping at the first suite that does not hold.
+  (void)((outcome = search_one<Tests>(exercise, search, verdicts), outcome == Outcome::held) && ...);
+  switch (outcome) {
+    case Outcome::held:
+      if (expect_refuted) std::printf("%s: A WRONG ANSWER PASSED THE MODEL\n", exercise);
+      return expect_refuted ? 1 : 0;
+    case Outcome::unfinished:
+      return 1;
+    case Outcome::refuted:
+      return expect_refuted ? 0 : 1;
+    case Outcome::stopped:
+      if (expect_refuted) std::printf("%s: refuted, but not by one of the model's checks\n", exercise);
+      return 1;
   }
-  return expect_refuted ? 0 : 1;
+  return 1;
 }
 
 }  // namespace exercise::model
