@@ -1,6 +1,6 @@
 // exercises/06-metrics-format/learners: a label value escaped by two replacements, the
 // quotes first and then the backslashes: the backslash put in front of each quote is then
-// doubled, and a"b is read back as a\"b... with the quote ending the value early.
+// doubled, so the quote is no longer escaped and ends the value early.
 #include "exposition.h"
 
 #include <charconv>
