@@ -1,50 +1,24 @@
 // exercises/05-starved-waiter: the given part of the cut-down stack lock (all but unlock()).
-#include <linux/futex.h>
-#include <sys/syscall.h>
-#include <unistd.h>
-
 #include <climits>
-#include <ctime>
 
-#include "stats/thread_cpu.h"
 #include "tiny_lock.h"
 
 namespace exercise {
 
-namespace {
+void TinyLock::wake_one() noexcept { futex_.wake(word_, 1); }
 
-std::uint32_t* futex_address(std::atomic<std::uint32_t>& word) noexcept {
-  return reinterpret_cast<std::uint32_t*>(&word);  // NOLINT(cppcoreguidelines-pro-type-reinterpret-cast)
-}
-
-// Sleeps only if the word still equals `expected` when the kernel looks, so a change that
-// lands after our last load is not slept through. 0: no timeout.
-void futex_wait(std::atomic<std::uint32_t>& word, std::uint32_t expected, std::int64_t timeout_ns) noexcept {
-  timespec ts{};
-  timespec* tsp = nullptr;
-  if (timeout_ns > 0) {
-    ts.tv_sec = static_cast<time_t>(timeout_ns / 1'000'000'000);
-    ts.tv_nsec = static_cast<long>(timeout_ns % 1'000'000'000);
-    tsp = &ts;
-  }
-  ::syscall(SYS_futex, futex_address(word), FUTEX_WAIT_PRIVATE, expected, tsp, nullptr, 0);
-}
-
-}  // namespace
-
-void TinyLock::wake_one() noexcept {
-  ::syscall(SYS_futex, futex_address(word_), FUTEX_WAKE_PRIVATE, 1, nullptr, nullptr, 0);
-}
-
-void TinyLock::wake_all() noexcept {
-  ::syscall(SYS_futex, futex_address(word_), FUTEX_WAKE_PRIVATE, INT_MAX, nullptr, nullptr, 0);
-}
+void TinyLock::wake_all() noexcept { futex_.wake(word_, INT_MAX); }
 
 bool TinyLock::try_lock() noexcept {
+  std::uint32_t was = 0;
+  return try_lock(was);
+}
+
+bool TinyLock::try_lock(std::uint32_t& was) noexcept {
   // relaxed: a guess for the CAS. acquire on success: pairs with unlock()'s release CAS.
-  std::uint32_t w = word_.load(std::memory_order_relaxed);
-  if ((w & kLocked) != 0) return false;
-  return word_.compare_exchange_strong(w, w | kLocked, std::memory_order_acquire, std::memory_order_relaxed);
+  was = word_.load(std::memory_order_relaxed);
+  if ((was & kLocked) != 0) return false;
+  return word_.compare_exchange_strong(was, was | kLocked, std::memory_order_acquire, std::memory_order_relaxed);
 }
 
 TinyLockResult TinyLock::lock() noexcept {
@@ -72,7 +46,7 @@ TinyLockResult TinyLock::lock_slow() noexcept {
       if ((w & kHandoffWanted) != 0) {  // still asked for (by us, or by another requester)
         // No timeout: LOCKED is set and HANDED is not, so the owner's unlock will hand over,
         // and its wake_all() comes after the change that makes this wait return.
-        futex_wait(word_, w, 0);
+        futex_.wait(word_, w, 0);
         ++result.sleeps;
         hook(TinyLockPoint::woken);
         continue;
@@ -89,7 +63,7 @@ TinyLockResult TinyLock::lock_slow() noexcept {
       continue;
     }
     if (handoff_after_ns_ > 0 && result.sleeps > 0 && (w & kHandoffWanted) == 0 &&
-        handoff::stats::monotonic_ns() - first_sleep_ns >= handoff_after_ns_) {
+        Clock::now_ns() - first_sleep_ns >= handoff_after_ns_) {
       // relaxed: a request, not a publication; the CAS's winner owns it.
       const std::uint32_t asked = w | kHandoffWanted | kNeedWake;
       if (word_.compare_exchange_strong(w, asked, std::memory_order_relaxed, std::memory_order_relaxed)) {
@@ -110,16 +84,16 @@ TinyLockResult TinyLock::lock_slow() noexcept {
       }
       w |= kNeedWake;
     }
-    if (first_sleep_ns == 0) first_sleep_ns = handoff::stats::monotonic_ns();
+    if (first_sleep_ns == 0) first_sleep_ns = Clock::now_ns();
     std::int64_t timeout_ns = 0;
     if (handoff_after_ns_ > 0 && (w & kHandoffWanted) == 0) {
       // Sleep no longer than the rest of the bound, so the request goes in on time (with a
       // request already in the word there is nothing to ask for until its hand-off wakes us).
-      timeout_ns = handoff_after_ns_ - (handoff::stats::monotonic_ns() - first_sleep_ns);
+      timeout_ns = handoff_after_ns_ - (Clock::now_ns() - first_sleep_ns);
       if (timeout_ns <= 0) timeout_ns = 1;
     }
     hook(TinyLockPoint::before_sleep);
-    futex_wait(word_, w, timeout_ns);
+    futex_.wait(word_, w, timeout_ns);
     ++result.sleeps;
     hook(TinyLockPoint::woken);
   }

@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "mini_pool.h"
+#include "recv_gate.h"
 #include "testkit/watchdog.h"
 
 using namespace std::chrono_literals;
@@ -66,4 +67,40 @@ TEST_CASE("mini pool: jobs still queued when stop() begins all run", "[exercise]
   cv.notify_all();
   stopper.join();
   CHECK(ran.load() == 10);
+}
+
+// One thread busy in a job and one idle in recv() when stop() begins. The recv() gate
+// (recv_gate.h) holds the idle thread, once stop()'s end messages are in the lane, until the
+// busy one has shown what it does after its job: a stop whose busy thread drains the lane
+// without blocking takes both end messages, every run, and its idle sibling waits for ever.
+TEST_CASE("mini pool: a thread idle in recv() keeps its end message when a busy sibling stops", "[exercise][ch01]") {
+  handoff::testkit::Watchdog dog(
+      5s,
+      "stop() with one thread idle in recv() and one busy: it never returned, so a thread never got its end "
+      "message. A busy thread that sees the stop and then drains the lane without blocking takes its idle "
+      "sibling's end message as well; each thread must take exactly one, in its turn, from the queue");
+  namespace gate = exercise::recv_gate;
+  gate::arm();
+  struct Disarm {
+    ~Disarm() { gate::disarm(); }
+  } disarm;
+  std::atomic<bool> in_job{false};
+  std::atomic<int> ran{0};
+  {
+    exercise::MiniPool pool(2);
+    pool.submit([&] {
+      gate::hold_others();
+      in_job.store(true);
+      // Ends once stop() has sent an end message for each thread (or after 2 s: the verdict
+      // does not depend on it, only the forcing does).
+      for (auto give_up = std::chrono::steady_clock::now() + 2s; gate::sends() < 3;) {
+        if (std::chrono::steady_clock::now() > give_up) break;
+        std::this_thread::sleep_for(1ms);
+      }
+      ran.fetch_add(1);
+    });
+    while (!in_job.load()) std::this_thread::sleep_for(1ms);  // bounded by the watchdog
+    pool.stop();
+  }
+  CHECK(ran.load() == 1);
 }

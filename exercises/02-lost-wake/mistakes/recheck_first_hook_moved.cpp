@@ -8,7 +8,7 @@ namespace exercise {
 std::optional<int> Lane::park(std::chrono::milliseconds limit, bool& timed_out) {
   if (between_steps_) between_steps_();
   int job;
-  if (ring_.try_pop(job)) return job;  // re-check
+  if (ring_.try_pop(job)) return job;               // re-check
   parked_.fetch_add(1, std::memory_order_relaxed);  // announce
   std::atomic_thread_fence(std::memory_order_seq_cst);
   timed_out = !wake_.wait(limit);

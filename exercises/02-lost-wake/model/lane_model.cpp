@@ -19,7 +19,7 @@
 
 #define EXERCISE_MODEL_SEAM
 namespace exercise {
-using Atoms = handoff::models::RelacyAtomics;
+using Atoms = model::Atoms;
 
 /// The eventfd under Relacy's own mutex and condition variable: poke() counts a poke and
 /// wakes the waiter, wait() sleeps until a poke is there and takes them all. (The kernel's
@@ -78,8 +78,9 @@ struct LaneModel : rl::test_suite<LaneModel, 2> {
   void after() {
     model::expect(taken == 7, "the taker came back without the job that was submitted.");
     model::expect(lane.parked_.load(std::memory_order_relaxed) == 0,
-                  "the taker left its park and is still counted parked: a re-check that finds a job "
-                  "must take the announcement back (every later submit would poke nobody).");
+                  "the taker left its park and is still counted parked: a park takes its announcement "
+                  "back however it ends, a re-check that found a job, a poke or a timeout (or every later "
+                  "submit pokes a taker that is not there).");
   }
 };
 

@@ -19,7 +19,7 @@
 
 #define EXERCISE_MODEL_SEAM
 namespace exercise {
-using Atoms = handoff::models::RelacyAtomics;
+using Atoms = model::Atoms;
 
 /// A cell's value as Relacy sees it: each read and write is checked against the
 /// happens-before order the atomics built.
@@ -75,10 +75,40 @@ struct WordRingModel : rl::test_suite<WordRingModel, 2> {
   }
 };
 
+/// Two words wait in the ring, pushed before either consumer starts (thread 0 pushes them,
+/// then lets threads 1 and 2 go), and each consumer pops once. However the two pops overlap,
+/// each finds a word there for it: a pop that says "empty" because the other consumer got
+/// ahead of it, instead of looking again at the next position, is wrong.
+struct PopWhileWordsWait : rl::test_suite<PopWhileWordsWait, 3> {
+  WordRing ring{4};
+  Atoms::atomic<int> pushed{0};  // the model's own signal: both words are in
+  bool popped[3] = {};           // each consumer's try_pop's answer, read in after() only
+  std::uint64_t got[3] = {};
+
+  void thread(unsigned id) {
+    if (id == 0) {
+      model::expect(ring.try_push(1) && ring.try_push(2), "a push into an empty ring of four failed.");
+      pushed.store(1, std::memory_order_release);
+      return;
+    }
+    while (pushed.load(std::memory_order_acquire) == 0) rl::yield(1, $);
+    popped[id] = ring.try_pop(got[id]);
+    model::expect(popped[id],
+                  "try_pop said the ring was empty while a word was waiting for it: another consumer got ahead "
+                  "(took the position this pop had read, or won the CAS), and this pop gave up instead of "
+                  "reading the position again and trying the next cell.");
+  }
+
+  void after() {
+    model::expect((got[1] == 1 && got[2] == 2) || (got[1] == 2 && got[2] == 1),
+                  "the two consumers did not take the two words, one each: two consumers took one cell.");
+  }
+};
+
 }  // namespace exercise
 
 int main(int argc, char** argv) {
-  return exercise::model::run<exercise::WordRingModel>(
+  return exercise::model::run<exercise::WordRingModel, exercise::PopWhileWordsWait>(
       argc, argv, "ex-02-try-pop (model)", {rl::sched_random, 200'000},
       {.deadlock = "every thread waits on another: a deadlock.",
        .livelock = "a thread spins for ever: a pop that claimed a cell waits on a word nobody will publish.",

@@ -27,7 +27,7 @@
 
 #define EXERCISE_MODEL_SEAM
 namespace exercise {
-using Atoms = handoff::models::RelacyAtomics;
+using Atoms = model::Atoms;
 
 /// The shared eventfd in semaphore mode, under Relacy's own mutex and condition variable
 /// (the kernel's lock around a write and a read orders them, and no more: a lock's acquire

@@ -5,10 +5,11 @@
 // parks and cancels at once (its re-check found work), so the waker's choice of B may be
 // overtaken by B's own way out. The waker calls wake_newest() once A is parked (it must wake
 // somebody), and again if A is still parked; before each call it writes a word that the
-// thread it wakes may read. A sleeper is never woken by a timeout here, so a wake that
-// never calls the futex wake, or calls it before the word changes, leaves A asleep for good
-// (Relacy's deadlock). Relacy's random scheduler runs a fixed set of executions, each chosen
-// from its number, so a verdict never depends on the machine.
+// thread it wakes may read, and once a call has woken a thread (the one its after_choice hook
+// named last) it reads a word that thread wrote before it parked. A sleeper is never woken by a timeout here, so a wake
+// that never calls the futex wake, or calls it before the word changes, leaves A asleep for good (Relacy's deadlock).
+// Relacy's random scheduler runs a fixed set of executions, each chosen from its number, so a verdict never depends on
+// the machine.
 //
 //   ex-03-wake-newest-<variant>-model [--expect-refuted]
 #include "models/relacy_atomics.h"
@@ -23,7 +24,7 @@
 
 #define EXERCISE_MODEL_SEAM
 namespace exercise {
-using Atoms = handoff::models::RelacyAtomics;
+using Atoms = model::Atoms;
 
 /// FUTEX_WAIT and FUTEX_WAKE under Relacy's own mutex and condition variable: the kernel
 /// compares the word and sleeps in one step with respect to a wake, and a wake sent before
@@ -47,8 +48,8 @@ class Futex {
 };
 }  // namespace exercise
 
-#include "board.h"
 #include "board.cpp"
+#include "board.h"
 #include EXERCISE_LEARNER_FILE
 
 namespace exercise {
@@ -61,11 +62,23 @@ constexpr const char* kAsleep =
 /// Thread 0 is the waker, 1 is A (parks and sleeps, word 1), 2 is B (parks and cancels, word
 /// 0: a waker that takes the first parked word it finds, not the newest, meets B's cancel).
 struct BoardModel : rl::test_suite<BoardModel, 3> {
-  Board board{2};
+  int chosen = -1;  // the waker's last choice (its after_choice hook): the thread its winning CAS woke
+  Board board{2, Board::Hooks{[this](int i) { chosen = i; }}};
   Atoms::atomic<int> a_parked{0};  // the model's own signal: A has announced
   rl::var<int> gift;               // written by the waker before each wake, read by whoever it woke
+  rl::var<int> note[2];            // written by each thread before it parks, read by the waker that woke it
 
-  void before() { gift($) = 0; }
+  void before() {
+    gift($) = 0;
+    note[0]($) = 0;
+    note[1]($) = 0;
+  }
+
+  /// After a wake that returned true: the waker reads what the thread it woke wrote before it
+  /// parked (the CAS's acquire half, pairing with announce()'s release).
+  void read_note_of_woken() {
+    if (chosen >= 0) (void)static_cast<int>(note[chosen]($));
+  }
 
   void thread(unsigned id) {
     if (id == 0) {
@@ -74,15 +87,19 @@ struct BoardModel : rl::test_suite<BoardModel, 3> {
       model::expect(board.wake_newest(),
                     "wake_newest() returned false while a thread was parked: a waker whose CAS lost to "
                     "a thread's own cancel must choose again.");
+      read_note_of_woken();
       if (board.kind(1) == Board::Kind::parked) {  // the first wake went to B
         gift($) = 2;
         model::expect(board.wake_newest(), "wake_newest() returned false while a thread was parked.");
+        read_note_of_woken();
       }
     } else if (id == 1) {
+      note[1]($) = 1;
       const std::uint32_t ticket = board.announce(1);
       a_parked.store(1, std::memory_order_release);
       if (board.sleep(1, ticket, std::chrono::hours(1))) (void)static_cast<int>(gift($));  // woken: read it
     } else {
+      note[0]($) = 1;
       const std::uint32_t ticket = board.announce(0);
       (void)board.cancel(0, ticket);
     }
@@ -106,7 +123,9 @@ int main(int argc, char** argv) {
       argc, argv, "ex-03-wake-newest (model)", {rl::sched_random, 200'000},
       {.deadlock = exercise::kAsleep,
        .livelock = "a thread spins for ever: the waker never gives up the processor.",
-       .data_race = "a data race on what the waker wrote before the wake: the CAS that moves the word "
-                    "to WOKEN must be a release (acq_rel), pairing with sleep()'s acquire load, or the "
-                    "woken thread may not see it."});
+       .data_race = "a data race between the waker and the thread it woke: the CAS that moves the word to "
+                    "WOKEN is both halves of the wake's edge (acq_rel). Its acquire pairs with announce()'s "
+                    "release, so what the thread did before it parked is visible to the waker; its release "
+                    "pairs with sleep()'s acquire load, so what the waker did before the wake is visible to "
+                    "the woken thread."});
 }

@@ -81,13 +81,15 @@ struct Answers {
 void check_one_step(const LookupQueue& q) {
   const exercise::QueueCounts c = q.counts();
   {
-    INFO("take() returned " << c.taken_unmarked << " lookups without setting `started`: a cancel() while such a "
-                            "lookup runs says it stopped it");
+    INFO("take() returned " << c.taken_unmarked
+                            << " lookups without setting `started`: a cancel() while such a "
+                               "lookup runs says it stopped it");
     CHECK(c.taken_unmarked == 0);
   }
   {
-    INFO("take() set `started` on " << c.marked_unchecked << " lookups without reading their `cancelled`: a "
-                                   "cancelled lookup must never reach the lookup function");
+    INFO("take() set `started` on " << c.marked_unchecked
+                                    << " lookups without reading their `cancelled`: a "
+                                       "cancelled lookup must never reach the lookup function");
     CHECK(c.marked_unchecked == 0);
   }
   {
@@ -111,8 +113,9 @@ bool eventually(Pred pred) {
 
 }  // namespace
 
-TEST_CASE("resolver-cancel: a lookup cancelled while it waits never reaches the lookup function, and its callback never runs",
-          "[resolver-cancel][ch04]") {
+TEST_CASE(
+    "resolver-cancel: a lookup cancelled while it waits never reaches the lookup function, and its callback never runs",
+    "[resolver-cancel][ch04]") {
   handoff::testkit::Watchdog dog(20s, "cancelled lookups while queued");
   GatedLookup lookup(1);
   Answers answers;
@@ -128,8 +131,9 @@ TEST_CASE("resolver-cancel: a lookup cancelled while it waits never reaches the 
   CHECK(q.cancel(e));  // and the last one queued
   lookup.open();
   {
-    INFO("of 5 lookups asked for, take() must run or skip every one within 5 s: count each cancelled lookup it "
-         "drops in counts_.lookups_skipped");
+    INFO(
+        "of 5 lookups asked for, take() must run or skip every one within 5 s: count each cancelled lookup it "
+        "drops in counts_.lookups_skipped");
     REQUIRE(eventually([&] { return q.counts().lookups_skipped + q.counts().lookups_run == 5; }));
   }
   {
@@ -143,15 +147,18 @@ TEST_CASE("resolver-cancel: a lookup cancelled while it waits never reaches the 
   // The queue emptied on a skip: the thread must wait for the next lookup, not end.
   q.resolve("f", answers.record());
   {
-    INFO("a lookup asked for after the queue emptied on a skipped one never ran: take() waits again after a skip "
-         "(it returns nullptr only when the queue stops)");
+    INFO(
+        "a lookup asked for after the queue emptied on a skipped one never ran: take() waits again after a skip "
+        "(it returns nullptr only when the queue stops)");
     CHECK(eventually([&] { return answers.snapshot().size() == 3; }));
   }
   check_one_step(q);
 }
 
-TEST_CASE("resolver-cancel: a lookup cancelled while it runs finishes there, its answer is dropped, and cancel says it was too late",
-          "[resolver-cancel][ch04]") {
+TEST_CASE(
+    "resolver-cancel: a lookup cancelled while it runs finishes there, its answer is dropped, and cancel says it was "
+    "too late",
+    "[resolver-cancel][ch04]") {
   handoff::testkit::Watchdog dog(20s, "a lookup cancelled while it runs");
   GatedLookup lookup(1);
   Answers answers;
@@ -193,8 +200,9 @@ TEST_CASE("resolver-cancel: a cancel that arrives between take's check and its m
   auto a = q.resolve("a", answers.record());
   {
     std::unique_lock<std::mutex> g(m);
-    INFO("take() never called hooks_.after_cancel_check(): call it between finding a lookup not cancelled and "
-         "marking it started, where this test holds the thread");
+    INFO(
+        "take() never called hooks_.after_cancel_check(): call it between finding a lookup not cancelled and "
+        "marking it started, where this test holds the thread");
     REQUIRE(cv.wait_for(g, 2s, [&] { return in_window; }));  // the thread is inside the window
   }
   const bool stopped = q.cancel(a);
@@ -209,16 +217,22 @@ TEST_CASE("resolver-cancel: a cancel that arrives between take's check and its m
   // as the thread starts it, and would let the log be read before the lookup wrote it).
   REQUIRE(eventually([&] { return q.counts().lookups_skipped + q.counts().answers_dropped == 1; }));
   const bool ran = lookup.log() == std::vector<std::string>{"a"};
-  CHECK_FALSE(stopped);             // the thread had checked: too late, whatever cancel() saw
-  CHECK(ran);                       // and the lookup ran ...
-  CHECK(stopped != ran);            // ... never "stopped it" for a lookup that ran
-  REQUIRE(eventually([&] { return q.counts().answers_dropped == 1; }));  // ... its answer dropped
+  {
+    // With the hook after the check, as asked, the cancel is too late (the lookup runs); a
+    // take that calls it before its check may skip the lookup instead. Either is right, as
+    // long as cancel() said which.
+    INFO("cancel() returned " << stopped << " and the lookup " << (ran ? "ran" : "did not run")
+                              << ": cancel() must say it stopped a lookup exactly when the lookup never runs");
+    CHECK(stopped != ran);
+  }
+  if (ran) REQUIRE(eventually([&] { return q.counts().answers_dropped == 1; }));  // its answer dropped
   CHECK(answers.snapshot().empty());
   check_one_step(q);
 }
 
-TEST_CASE("resolver-cancel: lookups reach the lookup function in the order they were asked for, cancelled ones left out",
-          "[resolver-cancel][ch04]") {
+TEST_CASE(
+    "resolver-cancel: lookups reach the lookup function in the order they were asked for, cancelled ones left out",
+    "[resolver-cancel][ch04]") {
   handoff::testkit::Watchdog dog(20s, "lookup order");
   GatedLookup lookup(1);
   Answers answers;
@@ -241,8 +255,10 @@ TEST_CASE("resolver-cancel: lookups reach the lookup function in the order they 
   check_one_step(q);
 }
 
-TEST_CASE("resolver-cancel: a burst of 1,000 lookups behind four busy threads, every other one cancelled, runs exactly the others",
-          "[resolver-cancel][ch04]") {
+TEST_CASE(
+    "resolver-cancel: a burst of 1,000 lookups behind four busy threads, every other one cancelled, runs exactly the "
+    "others",
+    "[resolver-cancel][ch04]") {
   handoff::testkit::Watchdog dog(30s, "a burst of 1,000 lookups");
   GatedLookup lookup(4);
   Answers answers;

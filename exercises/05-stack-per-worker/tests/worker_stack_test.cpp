@@ -2,6 +2,7 @@
 // worker's reads, and behaves as Onload does: it moves a socket only if nothing has been
 // read from it yet, into the stack the calling thread named (the shared one if none).
 #include <catch2/catch.hpp>
+#include <cerrno>
 #include <map>
 #include <set>
 #include <string>
@@ -55,9 +56,9 @@ TEST_CASE("stack-per-worker: start() names the worker's stack at once, before an
   WorkerStack worker(3, onload, [&](int fd) { onload.read(fd); });
   worker.start();
   INFO("right after start(), Onload was asked for: " << Catch::Detail::stringify(onload.log)
-                                                      << "; start() names this thread's stack (stack_name()) "
-                                                         "itself, once: a name given lazily, at the first adopt, "
-                                                         "leaves the worker without its stack until a socket comes");
+                                                     << "; start() names this thread's stack (stack_name()) "
+                                                        "itself, once: a name given lazily, at the first adopt, "
+                                                        "leaves the worker without its stack until a socket comes");
   CHECK(onload.log == std::vector<std::string>{"name w3"});
   CHECK(worker.own_stack());
 }
@@ -103,7 +104,8 @@ TEST_CASE("stack-per-worker: a refused move is counted, and the socket is served
 TEST_CASE("stack-per-worker: a refused stack name leaves the worker on the shared stack, and nothing is moved",
           "[stack-per-worker][ch05]") {
   FakeOnload onload;
-  onload.name_answer = -1;
+  // A refusal is any answer but 0: Onload's extensions answer a negative errno.
+  onload.name_answer = GENERATE(-1, -EINVAL);
   WorkerStack worker(1, onload, [&](int fd) { onload.read(fd); });
   worker.start();
   worker.adopt(5);

@@ -27,10 +27,16 @@ TinyUnlockResult TinyLock::unlock() noexcept {
 #else
       constexpr auto handoff_order = std::memory_order_release;
 #endif
+#if defined(HANDOFF_WAKE_FIRST)
+      wake_all();  // mutant: a requester woken now still reads its request, and sleeps again
+#endif
       if (word_.compare_exchange_weak(w, handed, handoff_order, std::memory_order_relaxed)) {
-        // The requester sleeps on the word among the other sleepers: wake them all; the
-        // others find LOCKED and sleep again.
+        // After the CAS, never before: the requester compares the word and sleeps in one
+        // step, so this wake cannot reach it before HANDED is there to see. It sleeps on the
+        // word among the other sleepers: wake them all; the others find LOCKED and sleep again.
+#if !defined(HANDOFF_WAKE_FIRST)
         wake_all();
+#endif
         handoffs_.fetch_add(1, std::memory_order_relaxed);
         result.handed_off = true;
         return result;

@@ -179,11 +179,12 @@ TEST_CASE("starved-waiter: without a bound the lock is Onload's: the sleeper los
   CHECK(run.handoffs == 0);
 }
 
-// The next two are graded under ThreadSanitizer (CMakeLists.txt, TSAN): on x86 a relaxed
+// The next two are a second opinion under ThreadSanitizer (the tsan preset): on x86 a relaxed
 // CAS is the same locked instruction as a release one, so only a checker of the C++ memory
 // model sees that a critical section's plain write is not ordered before the next holder's
-// read. Every flag the tests poll is relaxed, so the lock word is the only edge between the
-// two threads once the waiter has started.
+// read. The grader of that ordering is the model (model/tiny_lock_model.cpp): TSan does not
+// model a standalone fence, and would fail a correct unlock written with one. Every flag the tests poll is relaxed, so
+// the lock word is the only edge between the two threads once the waiter has started.
 namespace {
 
 struct Passed {

@@ -85,8 +85,9 @@ TEST_CASE("metrics: a counter's name ends in _total, a gauge's does not") {
                    {"handoff_open", "gauge", "open connections", {{"thread", "loop-0"}}, 1}});
 }
 
+// A tab is written as it is: the format escapes only these three.
 TEST_CASE("metrics: a label value keeps its quote, backslash and line feed, escaped") {
-  require_scraped({{"handoff_requests", "counter", "requests", {{"thread", "a\"b\\c\nd"}, {"role", "loop"}}, 1},
+  require_scraped({{"handoff_requests", "counter", "requests", {{"thread", "a\"b\\c\nd\te"}, {"role", "loop"}}, 1},
                    {"handoff_requests", "counter", "requests", {{"thread", "C:\\new\\"}, {"role", "pool"}}, 2}});
 }
 
@@ -94,5 +95,7 @@ TEST_CASE("metrics: every value reads back exactly, large counts and fractions a
   require_scraped({{"handoff_requests", "counter", "requests", {{"thread", "loop-0"}}, 1234567},
                    {"handoff_requests", "counter", "requests", {{"thread", "pool-0"}}, 123456789012},
                    {"handoff_cpu_seconds", "counter", "CPU time", {{"thread", "loop-0"}}, 0.1},
+                   {"handoff_cpu_seconds", "counter", "CPU time", {{"thread", "pool-0"}}, 0.1 + 0.2},  // 17 digits
+                   {"handoff_cpu_seconds", "counter", "CPU time", {{"thread", "pool-1"}}, 1.0 / 3},
                    {"handoff_open", "gauge", "open connections", {{"thread", "loop-0"}}, 1e-7}});
 }

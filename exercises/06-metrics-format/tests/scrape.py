@@ -87,7 +87,8 @@ def sample_problems(text, expected):
         match = [v for n, l, v in read if n == name and l == labels]
         if not match:
             problems.append(f"no sample {name}{labels} in what the parser read: a label value is read back exactly "
-                            "only if its backslashes, double quotes and line feeds are escaped")
+                            "only if its backslashes, double quotes and line feeds are escaped, and nothing else (a tab, "
+                            "for one, is written as it is)")
         elif match[0] != s["value"]:
             problems.append(f"{name}{labels} was read back as {match[0]!r}, where the server counted {s['value']!r}: "
                             "write the value with every digit it needs (printf's %g keeps six)")

@@ -1,0 +1,54 @@
+// exercises/06-metrics-format/learners: a correct answer that writes each value with
+// max_digits10 (17) significant digits through a stream, enough for any double to read back
+// as itself, and escapes a label value's backslash, quote and line feed in one pass.
+#include "exposition.h"
+
+#include <iomanip>
+#include <limits>
+#include <sstream>
+
+namespace exercise {
+
+namespace {
+
+struct Family {
+  std::string name;
+  std::string head;
+  std::string lines;
+};
+
+}  // namespace
+
+std::string exposition(const std::vector<Sample>& samples) {
+  std::vector<Family> families;
+  for (const Sample& s : samples) {
+    const std::string name = s.family + (s.type == "counter" ? "_total" : "");
+    Family* f = nullptr;
+    for (Family& g : families) {
+      if (g.name == name) f = &g;
+    }
+    if (f == nullptr) {
+      families.push_back({name, "# HELP " + name + " " + s.help + "\n# TYPE " + name + " " + s.type + "\n", ""});
+      f = &families.back();
+    }
+    std::string line = name + "{";
+    const char* sep = "";
+    for (const auto& [k, v] : s.labels) {
+      line += sep + k + "=\"";
+      for (char c : v) {
+        if (c == '\\' || c == '"') line += '\\';
+        line += c == '\n' ? std::string("\\n") : std::string(1, c);
+      }
+      line += '"';
+      sep = ", ";
+    }
+    std::ostringstream value;
+    value << std::setprecision(std::numeric_limits<double>::max_digits10) << s.value;
+    f->lines += line + "} " + value.str() + "\n";
+  }
+  std::string out;
+  for (const Family& f : families) out += f.head + f.lines;
+  return out;
+}
+
+}  // namespace exercise
