@@ -48,7 +48,8 @@ Worker::Worker(const ServerOptions& options, int index, const app::Router& route
       sweep_interval_ns_(std::clamp<std::int64_t>(
           std::min({options.header_timeout_ms, options.idle_timeout_ms, options.body_timeout_ms}) * kMsToNs / 4,
           5 * kMsToNs, 1000 * kMsToNs)),
-      index_(index) {
+      index_(index),
+      inbox_(event_loop_.get(), loop_stats_, [this](net::Fd fd) { take_handed_in(std::move(fd)); }) {
   if (!stop_fd_) throw std::system_error(errno, std::generic_category(), "eventfd");
   if (router_.has_coroutine_routes() && !event_loop_) {
     throw std::invalid_argument("coroutine routes run on an event loop: set ServerOptions::event_loop");
@@ -167,14 +168,7 @@ void Worker::finish_loop() {
   closed_.clear();
   // Chapter 05: sockets handed in that no turn will take are closed here, and any handed in
   // from now on are closed by hand_in() itself.
-  std::vector<net::Fd> left;
-  {
-    std::lock_guard lock(inbox_mu_);
-    inbox_closed_ = true;
-    left.swap(inbox_);
-  }
-  loop_stats_.add(stats::Counter::handins_closed, left.size());
-  left.clear();
+  inbox_.close();
   loop_stats_.detach_current_thread();
 }
 
@@ -211,7 +205,7 @@ void Worker::on_accept() {
       case net::Listener::Accept::ok:
         loop_stats_.add(stats::Counter::accepts);
         try {
-          hand_accepted(std::move(fd));
+          acceptor_.deal(std::move(fd), *this);
         } catch (const std::bad_alloc&) {
           // Out of memory: this client is refused (its socket closes); those served go on.
         }
@@ -231,58 +225,14 @@ void Worker::on_accept() {
   }
 }
 
-// Chapter 05's pool topology: the acceptor deals its accepted sockets round robin, keeping
-// its own share and posting the others into their workers' loops.
-void Worker::hand_accepted(net::Fd fd) {
-  if (accept_targets_.empty()) {
-    adopt(std::move(fd));
-    return;
+// Chapter 05: a socket the pool topology's acceptor handed in, taken on this loop.
+void Worker::take_handed_in(net::Fd fd) {
+  if (draining_) {  // stopping: take nothing new, as the closed listener takes nothing
+    loop_stats_.add(stats::Counter::handins_closed);
+    loop_stats_.add(stats::Counter::syscalls);  // the close
+    return;  // fd closes here
   }
-  Worker* target = accept_targets_[next_target_++ % accept_targets_.size()];
-  if (target == this) {
-    adopt(std::move(fd));
-    return;
-  }
-  loop_stats_.add(stats::Counter::conns_handed_off);
-  target->hand_in(std::move(fd));
-}
-
-void Worker::hand_in(net::Fd fd) {
-  net::Fd refused;  // closed on return, outside the lock
-  bool post = false;
-  {
-    std::lock_guard lock(inbox_mu_);
-    if (inbox_closed_ || !event_loop_) {
-      refused = std::move(fd);
-    } else {
-      post = inbox_.empty();  // else a take already posted will take this one too
-      inbox_.push_back(std::move(fd));
-    }
-  }
-  if (refused) {
-    loop_stats_.add(stats::Counter::handins_closed);  // a relaxed counter: any thread may bump it
-    return;
-  }
-  // The loop outlives every caller: the Server joins the acceptor's thread before it
-  // destroys any worker, and a post the loop never runs is destroyed with it.
-  if (post) event_loop_->call_soon_threadsafe([this] { take_handed_in(); });
-}
-
-void Worker::take_handed_in() {
-  std::vector<net::Fd> taken;
-  {
-    std::lock_guard lock(inbox_mu_);
-    taken.swap(inbox_);
-  }
-  for (net::Fd& fd : taken) {
-    if (draining_) {  // stopping: take nothing new, as the closed listener takes nothing
-      loop_stats_.add(stats::Counter::handins_closed);
-      loop_stats_.add(stats::Counter::syscalls);  // the close
-      fd.reset();
-      continue;
-    }
-    adopt(std::move(fd));
-  }
+  adopt(std::move(fd));
 }
 
 // [worker.dispatch]
