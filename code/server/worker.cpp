@@ -221,8 +221,8 @@ void Worker::on_accept() {
 void Worker::take_handed_in(net::Fd fd) {
   if (draining_) {  // stopping: take nothing new, as the closed listener takes nothing
     loop_stats_.add(stats::Counter::handins_closed);
-    loop_stats_.add(stats::Counter::syscalls);  // the close
-    return;  // fd closes here
+    loop_stats_.add(stats::Counter::syscalls);  // the close, as fd goes out of scope
+    return;
   }
   adopt(std::move(fd));
 }

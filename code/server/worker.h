@@ -2,9 +2,10 @@
 // Role: run the loop (accept, read, dispatch, write, sweep timeouts), decide where each
 // handler runs (inline on this thread, on the pool, or, from chapter 04, as a coroutine on
 // the loop), route the pool's frames and the coroutines' answers back to their
-// connections (those routes are server/dispatch.cpp), and drain gracefully on request. From chapter 05 a worker may also be the
-// pool topology's acceptor (server/acceptor), or take the sockets an acceptor hands it
-// (server/socket_inbox), and may claim an Onload stack of its own.
+// connections (those routes are server/dispatch.cpp), and drain gracefully on request.
+// From chapter 05 a worker may also be the pool topology's acceptor (server/acceptor), or
+// take the sockets an acceptor hands it (server/socket_inbox), and may claim an Onload
+// stack of its own.
 #pragma once
 
 #include <array>
