@@ -9,7 +9,7 @@
 // answers can be matched to the requests: the requests are what an independent
 // RequestParser makes of every byte the client got into the socket, in one piece (the
 // request-parser target checks that cutting the bytes cannot change that). The invariants:
-//   - the bytes received are a valid response stream (llhttp, strict), one final answer
+//   - the bytes received are a valid response stream (http/response_reader), one final answer
 //     per request, in request order, each the answer of its request (status, version,
 //     body, framing), a HEAD's without a body; a 100 Continue only before the answer of
 //     a request that asked for one (or of the request still being read);
@@ -29,7 +29,6 @@
 // client stops or resumes reading, H it shuts its sending side, D the server is told to
 // drain, 0xff a literal 0xff. The third byte's high bits may also ask for a cut after
 // every few bytes.
-#include <llhttp.h>
 #include <sys/socket.h>
 
 #include <algorithm>
@@ -50,6 +49,7 @@
 #include "app/router.h"
 #include "http/request_parser.h"
 #include "http/response.h"
+#include "http/response_reader.h"
 #include "net/fd.h"
 #include "net/listener.h"
 #include "pool/datagram_pool.h"
@@ -381,43 +381,20 @@ bool parser_error(int status) {
   return status == 400 || status == 413 || status == 414 || status == 431 || status == 501 || status == 505;
 }
 
-/// What the strict parser saw of one response.
-struct Seen {
-  int status = 0;
-  int minor = 0;
-  bool keep_alive = false;
-  std::string body;
-};
-
-struct Reader {
+/// What the oracle knows while it reads the answers: the requests, and how many final
+/// answers it has read so far.
+struct Answered {
   const std::deque<http::Request>* requests = nullptr;
   std::size_t finals = 0;  // final (non-1xx) answers completed so far
-  Seen seen;
 };
 
-int on_message_begin(llhttp_t* p) {
-  static_cast<Reader*>(p->data)->seen = Seen{};
-  return 0;
-}
-int on_body(llhttp_t* p, const char* at, std::size_t length) {
-  static_cast<Reader*>(p->data)->seen.body.append(at, length);
-  return 0;
-}
-// The parser must be told which answers are to HEAD: they carry a length and no body.
-int on_headers_complete(llhttp_t* p) {
-  const Reader& r = *static_cast<Reader*>(p->data);
+// The reader must be told which answers are to HEAD: they carry a length and no body.
+bool answers_head(const void* context, int status) {
+  const Answered& a = *static_cast<const Answered*>(context);
   // An error answer (408, or the parser's) always carries its body: it may stand where a
   // HEAD was still arriving when the server gave up on it.
-  if (p->status_code / 100 == 1 || p->status_code == 408 || parser_error(p->status_code)) return 0;
-  return r.finals < r.requests->size() && (*r.requests)[r.finals].is_head() ? 1 : 0;
-}
-// Every answer pauses the parser, so the driver learns where each one ends, to the byte.
-int on_message_complete(llhttp_t* p) {
-  Seen& s = static_cast<Reader*>(p->data)->seen;
-  s.status = p->status_code;
-  s.minor = p->http_minor;
-  s.keep_alive = llhttp_should_keep_alive(p) != 0;
-  return HPE_PAUSED;
+  if (status / 100 == 1 || status == 408 || parser_error(status)) return false;
+  return a.finals < a.requests->size() && (*a.requests)[a.finals].is_head();
 }
 
 void Run::check() const {
@@ -425,17 +402,9 @@ void Run::check() const {
   parsed.feed(sent_);
   const std::deque<http::Request>& requests = parsed.ready();
 
-  llhttp_settings_t settings;
-  llhttp_settings_init(&settings);
-  settings.on_message_begin = on_message_begin;
-  settings.on_body = on_body;
-  settings.on_headers_complete = on_headers_complete;
-  settings.on_message_complete = on_message_complete;
-  llhttp_t parser;
-  llhttp_init(&parser, HTTP_RESPONSE, &settings);
-  Reader reader;
-  reader.requests = &requests;
-  parser.data = &reader;
+  Answered answered;
+  answered.requests = &requests;
+  http::ResponseReader reader({.keep_body = true, .bodiless = &answers_head, .context = &answered});
 
   std::size_t at = 0;
   std::size_t continued = kNever;  // the final answer a 100 Continue came before
@@ -443,8 +412,8 @@ void Run::check() const {
   bool truncated = false;
   const auto judge = [&](std::size_t begin, std::size_t end) {
     require(!closed, "bytes after an answer that said Connection: close");
-    const Seen& s = reader.seen;
-    const std::size_t i = reader.finals;
+    const http::ParsedResponse& s = reader.response();
+    const std::size_t i = answered.finals;
     if (s.status == 100) {
       require(continued != i, "two 100 Continue before one answer");
       require(i >= requests.size() || requests[i].header("Expect") != nullptr,
@@ -452,7 +421,7 @@ void Run::check() const {
       continued = i;
       return;
     }
-    ++reader.finals;
+    ++answered.finals;
     if (s.status == 408) {
       require(begin >= before_clock_, "a 408 before the clock moved");
       require(i <= requests.size(), "a 408 after a request that was never sent");
@@ -465,7 +434,7 @@ void Run::check() const {
       const http::Request& r = requests[i];
       const app::Router::Match match = routes().find(r.method, r.path());
       require(s.status == (match.handler ? 200 : match.status), "an answer with another request's status");
-      require(s.minor == std::min(r.version_minor, 1), "an answer in another HTTP version than its request");
+      require(s.version_minor == std::min(r.version_minor, 1), "an answer in another HTTP version than its request");
       const std::string body = match.handler ? answer(r) : std::string(http::reason_phrase(match.status)) + "\n";
       require(s.body == (r.is_head() ? std::string() : body), "an answer with another request's body, or mixed bytes");
       // An HTTP/1.0 stream ends with the connection: it cannot keep it alive.
@@ -479,26 +448,29 @@ void Run::check() const {
       require(end == got_.size(), "bytes after an answer that said Connection: close");
     }
   };
-  // After the last pause, an empty call lets the parser finish its step past that answer.
-  for (bool more = true; more;) {
-    more = at < got_.size();
-    const llhttp_errno_t err = llhttp_execute(&parser, got_.data() + at, got_.size() - at);
-    if (err == HPE_OK) break;
-    require(err == HPE_PAUSED, "the bytes received are not a valid HTTP/1.1 response stream");
-    const std::size_t end = static_cast<std::size_t>(llhttp_get_error_pos(&parser) - got_.data());
-    llhttp_resume(&parser);
-    judge(at, end);
-    at = end;
+  // The reader stops at the end of each answer, so each is judged with its bytes' place.
+  for (;;) {
+    std::size_t used = 0;
+    const http::ResponseReader::Step step = reader.feed(std::string_view(got_).substr(at), used);
+    if (step == http::ResponseReader::Step::more) break;
+    require(step == http::ResponseReader::Step::response,
+            "the bytes received are not a valid HTTP/1.1 response stream");
+    judge(at, at + used);
+    at += used;
   }
   require(eof_, "checked before the connection ended");
-  const llhttp_errno_t err = llhttp_finish(&parser);
-  if (err == HPE_PAUSED) {
-    judge(at, got_.size());  // an answer framed by the end of the connection
-  } else {
-    truncated = err != HPE_OK;
+  switch (reader.finish()) {
+    case http::ResponseReader::Step::response:
+      judge(at, got_.size());  // an answer framed by the end of the connection
+      break;
+    case http::ResponseReader::Step::error:
+      truncated = true;
+      break;
+    case http::ResponseReader::Step::more:
+      break;
   }
   require(!truncated || cut_excused_, "an answer cut short");
-  require(closed || cut_excused_ || (reader.finals == requests.size() && parsed.error_status() == 0),
+  require(closed || cut_excused_ || (answered.finals == requests.size() && parsed.error_status() == 0),
           "the connection ended with requests unanswered");
 }
 
