@@ -2,6 +2,8 @@
 // Role: a libFuzzer target for the connection state machine (pipelining, bodies, limits,
 // timeouts, half-close, a client that stops reading, drain), inline (on the plain loop and
 // on stage 04's callback loop) and over both pools, that checks what the client receives against what it sent.
+// This file plays the input's script; the application is fuzz/connection_app, the pool's
+// tally fuzz/tallied_pool, and the oracle that checks the answers fuzz/connection_oracle.
 //
 // A Worker is driven turn by turn through its seam (start_loop, adopt, run_turn with a
 // fake clock) with one end of a socketpair; the other end is the client. Every handler
@@ -33,23 +35,17 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <charconv>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
-#include <cstdio>
-#include <cstdlib>
-#include <deque>
-#include <limits>
 #include <memory>
 #include <string>
-#include <string_view>
 #include <utility>
 
-#include "app/router.h"
-#include "http/request_parser.h"
-#include "http/response.h"
-#include "http/response_reader.h"
+#include "fuzz/connection_app.h"
+#include "fuzz/connection_oracle.h"
+#include "fuzz/connection_require.h"
+#include "fuzz/tallied_pool.h"
 #include "net/fd.h"
 #include "net/listener.h"
 #include "pool/datagram_pool.h"
@@ -62,112 +58,14 @@
 namespace {
 
 using namespace handoff;
+using fuzz::fail;
+using fuzz::require;
+using fuzz::routes;
+using fuzz::TalliedPool;
 
 constexpr std::int64_t kMsToNs = 1'000'000;
 constexpr std::uint8_t kStep = 0xff;
 constexpr int kAdvanceMs[8] = {1, 10, 40, 100, 250, 600, 1500, 3000};
-constexpr std::size_t kNever = std::numeric_limits<std::size_t>::max();
-
-[[noreturn]] void fail(const char* what) {
-  std::fprintf(stderr, "connection fuzz: %s\n", what);
-  std::abort();
-}
-
-void require(bool ok, const char* what) {
-  if (!ok) fail(what);
-}
-
-// The application: every answer names the request it answers.
-
-std::string echo(const http::Request& r) {
-  return r.method + " " + r.target + " 1." + std::to_string(r.version_minor) + " " + std::to_string(r.body.size()) +
-         "\n" + r.body;
-}
-
-/// GET /b?n=N pads its answer with N bytes (at most 16 KiB): enough to fill a small
-/// socket buffer, so the server meets a client that does not keep up.
-std::size_t padding(const http::Request& r) {
-  const std::string_view text = r.query("n");
-  std::size_t n = 0;
-  std::from_chars(text.data(), text.data() + text.size(), n);
-  return std::min<std::size_t>(n, 16 * 1024);
-}
-
-/// The body of the answer to `r`, whose route exists.
-std::string answer(const http::Request& r) {
-  if (r.path() == "/s") return echo(r) + "end\n";
-  if (r.path() == "/b") return echo(r) + std::string(padding(r), 'x');
-  return echo(r);
-}
-
-/// /e, /b (never block: inline even in pool mode), /p (to the pool in pool mode), and /s,
-/// a stream of three chunks (one empty) sent to the pool too.
-const app::Router& routes() {
-  static const app::Router router = [] {
-    app::Router r;
-    const http::Handler whole = [](const http::Request& req, http::Responder& out) {
-      http::Response a;
-      a.body = answer(req);
-      out.send(std::move(a));
-    };
-    const http::Handler stream = [](const http::Request& req, http::Responder& out) {
-      out.start_stream(200, "text/plain");
-      out.send_chunk(echo(req));
-      out.send_chunk("");
-      out.send_chunk("end\n");
-      out.end_stream();
-    };
-    constexpr bool kNeverBlocks = true;
-    r.add("GET", "/e", whole, kNeverBlocks);
-    r.add("POST", "/e", whole, kNeverBlocks);
-    r.add("GET", "/b", whole, kNeverBlocks);
-    r.add("GET", "/p", whole);
-    r.add("POST", "/p", whole);
-    r.add("GET", "/s", stream);
-    return r;
-  }();
-  return router;
-}
-
-/// A real pool behind a tally of its jobs, so the driver can run the loop until every job
-/// it handed over has answered: each cut then ends in the same state whatever the pool
-/// thread's timing, and an input replays the same exchange of events.
-class TalliedPool final : public pool::HandlerPool, public pool::FrameSink {
- public:
-  explicit TalliedPool(std::unique_ptr<pool::HandlerPool> inner) : inner_(std::move(inner)) {}
-  void bind(reactor::Reactor& reactor, pool::FrameSink& sink, stats::Registry& registry,
-            stats::ThreadStats& loop_stats) override {
-    sink_ = &sink;
-    inner_->bind(reactor, *this, registry, loop_stats);
-  }
-  void submit(pool::Job* job) override {
-    ++submitted_;
-    ticket_ = job->ticket;
-    inner_->submit(job);
-  }
-  bool ready_to_wait() override { return inner_->ready_to_wait(); }
-  void before_nonblocking_poll() override { inner_->before_nonblocking_poll(); }
-  void after_wait() override { inner_->after_wait(); }
-  std::size_t stop(std::int64_t deadline_ns) override { return inner_->stop(deadline_ns); }
-  void on_frame(pool::Frame& frame) override {
-    if (frame.kind != pool::Frame::Kind::stream_head && frame.kind != pool::Frame::Kind::chunk) ++answered_;
-    sink_->on_frame(frame);
-  }
-  /// Jobs out whose answer the connection still waits for. Once its ticket is cancelled a
-  /// job may be dropped unrun and never answer, and nobody waits for it any more.
-  bool busy() const {
-    // relaxed: the loop thread raised the flag itself (the connection closing); this
-    // thread reads its own store.
-    return answered_ < submitted_ && !(ticket_ && ticket_->cancelled.load(std::memory_order_relaxed));
-  }
-
- private:
-  std::unique_ptr<pool::HandlerPool> inner_;
-  pool::FrameSink* sink_ = nullptr;
-  std::shared_ptr<pool::JobTicket> ticket_;
-  std::uint64_t submitted_ = 0;
-  std::uint64_t answered_ = 0;
-};
 
 /// The first three bytes of an input: where handlers run, the limits, the timeouts.
 struct Config {
@@ -235,7 +133,11 @@ class Run {
   }
 
   void play(const std::uint8_t* data, std::size_t size);
-  void check() const;
+  /// Hold what the client received against what it sent (fuzz/connection_oracle).
+  void check() const {
+    fuzz::check_answers(
+        fuzz::Transcript{config_.options.limits, sent_, got_, eof_, before_clock_, cut_excused_, drain_requested_});
+  }
   void tear_down();
 
  private:
@@ -261,7 +163,7 @@ class Run {
   bool shut_ = false;
   bool cut_excused_ = false;  // answers may be cut short (see the invariants)
   bool drain_requested_ = false;
-  std::size_t before_clock_ = kNever;  // bytes received before the clock first moved
+  std::size_t before_clock_ = fuzz::kClockNeverMoved;  // bytes received before the clock first moved
 };
 
 void Run::send_pending() {
@@ -320,7 +222,7 @@ void Run::settle() {
 // The bytes before the step arrive first; then the time passes.
 void Run::advance(int ms) {
   settle();
-  if (before_clock_ == kNever) before_clock_ = got_.size();
+  if (before_clock_ == fuzz::kClockNeverMoved) before_clock_ = got_.size();
   if (!reading_ || drain_requested_) cut_excused_ = true;
   fake_now_ += ms * kMsToNs;
   settle();
@@ -375,103 +277,6 @@ void Run::play(const std::uint8_t* data, std::size_t size) {
   const int beyond = config_.options.header_timeout_ms + config_.options.idle_timeout_ms + 2100;
   for (int i = 0; i < 4 && !eof_; ++i) advance(beyond);
   require(eof_, "the connection outlived every timeout");
-}
-
-bool parser_error(int status) {
-  return status == 400 || status == 413 || status == 414 || status == 431 || status == 501 || status == 505;
-}
-
-/// What the oracle knows while it reads the answers: the requests, and how many final
-/// answers it has read so far.
-struct Answered {
-  const std::deque<http::Request>* requests = nullptr;
-  std::size_t finals = 0;  // final (non-1xx) answers completed so far
-};
-
-// The reader must be told which answers are to HEAD: they carry a length and no body.
-bool answers_head(const void* context, int status) {
-  const Answered& a = *static_cast<const Answered*>(context);
-  // An error answer (408, or the parser's) always carries its body: it may stand where a
-  // HEAD was still arriving when the server gave up on it.
-  if (status / 100 == 1 || status == 408 || parser_error(status)) return false;
-  return a.finals < a.requests->size() && (*a.requests)[a.finals].is_head();
-}
-
-void Run::check() const {
-  http::RequestParser parsed(config_.options.limits);
-  parsed.feed(sent_);
-  const std::deque<http::Request>& requests = parsed.ready();
-
-  Answered answered;
-  answered.requests = &requests;
-  http::ResponseReader reader({.keep_body = true, .bodiless = &answers_head, .context = &answered});
-
-  std::size_t at = 0;
-  std::size_t continued = kNever;  // the final answer a 100 Continue came before
-  bool closed = false;             // an answer said Connection: close
-  bool truncated = false;
-  const auto judge = [&](std::size_t begin, std::size_t end) {
-    require(!closed, "bytes after an answer that said Connection: close");
-    const http::ParsedResponse& s = reader.response();
-    const std::size_t i = answered.finals;
-    if (s.status == 100) {
-      require(continued != i, "two 100 Continue before one answer");
-      require(i >= requests.size() || requests[i].header("Expect") != nullptr,
-              "a 100 Continue for a request that did not ask for one");
-      continued = i;
-      return;
-    }
-    ++answered.finals;
-    if (s.status == 408) {
-      require(begin >= before_clock_, "a 408 before the clock moved");
-      require(i <= requests.size(), "a 408 after a request that was never sent");
-      require(!s.keep_alive, "a 408 that keeps the connection open");
-    } else if (parser_error(s.status)) {
-      require(i == requests.size() && parsed.error_status() != 0, "an error answer where the bytes sent hold no error");
-      require(!s.keep_alive, "an error answer that keeps the connection open");
-    } else {
-      require(i < requests.size(), "an answer to a request that was never sent");
-      const http::Request& r = requests[i];
-      const app::Router::Match match = routes().find(r.method, r.path());
-      require(s.status == (match.handler ? 200 : match.status), "an answer with another request's status");
-      require(s.version_minor == std::min(r.version_minor, 1), "an answer in another HTTP version than its request");
-      const std::string body = match.handler ? answer(r) : std::string(http::reason_phrase(match.status)) + "\n";
-      require(s.body == (r.is_head() ? std::string() : body), "an answer with another request's body, or mixed bytes");
-      // An HTTP/1.0 stream ends with the connection: it cannot keep it alive.
-      const bool until_close = match.handler && r.path() == "/s" && r.version_minor == 0;
-      const bool keep_alive = r.keep_alive && !until_close;
-      require(s.keep_alive == keep_alive || (drain_requested_ && !s.keep_alive),
-              "an answer whose Connection is not what its request asked for");
-    }
-    if (!s.keep_alive) {
-      closed = true;
-      require(end == got_.size(), "bytes after an answer that said Connection: close");
-    }
-  };
-  // The reader stops at the end of each answer, so each is judged with its bytes' place.
-  for (;;) {
-    std::size_t used = 0;
-    const http::ResponseReader::Step step = reader.feed(std::string_view(got_).substr(at), used);
-    if (step == http::ResponseReader::Step::more) break;
-    require(step == http::ResponseReader::Step::response,
-            "the bytes received are not a valid HTTP/1.1 response stream");
-    judge(at, at + used);
-    at += used;
-  }
-  require(eof_, "checked before the connection ended");
-  switch (reader.finish()) {
-    case http::ResponseReader::Step::response:
-      judge(at, got_.size());  // an answer framed by the end of the connection
-      break;
-    case http::ResponseReader::Step::error:
-      truncated = true;
-      break;
-    case http::ResponseReader::Step::more:
-      break;
-  }
-  require(!truncated || cut_excused_, "an answer cut short");
-  require(closed || cut_excused_ || (answered.finals == requests.size() && parsed.error_status() == 0),
-          "the connection ended with requests unanswered");
 }
 
 // The client closes, the server drains (the clock passing its deadline), the loop ends.
