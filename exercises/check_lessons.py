@@ -9,7 +9,7 @@ each exercises/NN-slug/ it reads
   * README.md's section "## Lessons and mutants": one "### Lesson: ..." heading per lesson
     (or a "**Lesson: ...**" line, where the section is folded in a <details> block, which a
     heading cannot sit in), and under it one "- mutant `NAME`" line per mutant that grades it;
-  * CMakeLists.txt's add_exercise(): the names after MUTANTS, RACE_MUTANTS, MODEL_MUTANTS,
+  * CMakeLists.txt's add_exercise(): the names after MUTANTS and RACE_MUTANTS,
     and add_exercise_model()'s (exercises/model/exercise_model.cmake) after MUTANTS;
 
 and fails when a lesson has no mutant, a README names a mutant the build does not make, or
@@ -24,9 +24,9 @@ import pathlib
 import re
 import sys
 
-KEYWORDS = {"STARTER", "SOLUTION", "TESTS", "TSAN", "STAGE", "MODEL", "MUTANTS", "RACE_MUTANTS", "MODEL_MUTANTS",
-            "LEARNER", "TESTS_CATCH"}
-MUTANT_KEYS = {"MUTANTS", "RACE_MUTANTS", "MODEL_MUTANTS"}
+KEYWORDS = {"STARTER", "SOLUTION", "TESTS", "TSAN", "STAGE", "MODEL", "MUTANTS", "RACE_MUTANTS", "LEARNER",
+            "TESTS_CATCH"}
+MUTANT_KEYS = {"MUTANTS", "RACE_MUTANTS"}
 
 
 def built_mutants(cmake: str) -> set:

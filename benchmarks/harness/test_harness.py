@@ -1,4 +1,5 @@
 """harness/test_harness: unit tests of the harness's own logic (chapter 01).
+Changed in chapters 03, 05: the counter columns of chapters 03 and 05.
 
 Role: the arithmetic and bookkeeping the book's tables rest on, checked without
 starting a server: verdicts and medians, CPU (schedstat nanoseconds, or ticks when
@@ -32,26 +33,25 @@ import unittest
 from unittest import mock
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
 REPO = os.path.normpath(os.path.join(HERE, "..", ".."))
 
-import bench  # noqa: E402
-import clients  # noqa: E402
-import records  # noqa: E402
-import postgres  # noqa: E402
-import procfs  # noqa: E402
-import failover  # noqa: E402
-import loop_peers  # noqa: E402
-import panel  # noqa: E402
-import peers  # noqa: E402
-import loop_profile  # noqa: E402  (the harness's perf profile of the loop)
-import report  # noqa: E402
-import runner  # noqa: E402
-import servers  # noqa: E402
-import serverstats  # noqa: E402
-import specfile  # noqa: E402
-import stalls  # noqa: E402
-import summary as sm  # noqa: E402
+from harness import cli as bench
+from harness.records import failover
+from harness.records import loop_peers
+from harness.records import loop_profile  # the harness's perf profile of the loop
+from harness.records import panel
+from harness.records import tools as records
+from harness.results import report
+from harness.results import summary as sm
+from harness.run import clients
+from harness.run import peers
+from harness.run import postgres
+from harness.run import procfs
+from harness.run import runner
+from harness.run import servers
+from harness.run import serverstats
+from harness.run import specfile
+from harness.run import stalls
 
 TCK = procfs.CLK_TCK
 
@@ -898,7 +898,7 @@ class Panel(unittest.TestCase):
         self.assertEqual(phases[0]["requests_pool"], 1000.0)
 
     def test_the_chapter_file_changes_only_target_and_intervals(self):
-        import prometheus
+        from harness.run import prometheus
         with open(prometheus.CONFIG, encoding="utf-8") as f:
             text = f.read()
         got = prometheus.scrape_config(text, "127.0.0.1:5")
@@ -941,7 +941,7 @@ class Specs(unittest.TestCase):
         self.assertEqual(s.rows[0].client, "loadgen")
         self.assertEqual(s.compares[0].over, "arms")
         self.assertEqual(s.modes["full"].rounds, 5)
-        self.assertEqual(s.arms[1].template, "")   # "": the peer's own (harness/peers.py)
+        self.assertEqual(s.arms[1].template, "")   # "": the peer's own (harness/run/peers.py)
         server = servers.Server(s.arms[1], "/b", REPO, "/w")
         self.assertEqual(server._template_path(), os.path.join(REPO, "benchmarks/peers/nginx.conf.in"))
 
@@ -1117,7 +1117,7 @@ print("fake: done")
 
 
 class Records(unittest.TestCase):
-    """The runner of the JSON-writing probes (records.py): the CSV contract, a tool not
+    """The runner of the JSON-writing probes (harness/records/tools.py): the CSV contract, a tool not
     built, and a report that breaks the contract or fails its own check."""
 
     def setUp(self):
@@ -1482,14 +1482,15 @@ class ReadablePlots(unittest.TestCase):
         self.assertTrue(all(len(p) <= 6 for p in report.arm_panels([f"x-{i}" for i in range(14)])))
 
     def test_records_its_smallest_text_and_refuses_a_cut_label(self):
-        sys.path.insert(0, os.path.join(os.path.dirname(HERE), "..", "book", "tools"))
-        import check_widths
+        from PIL import Image   # the chunk as any PNG reader sees it (the book's width check too)
         with tempfile.TemporaryDirectory() as tmp:
             fig, (ax,) = report.readable_figure()
             ax.bar([0, 1], [1, 2])
             px = report.save_readable(fig, os.path.join(tmp, "ok.png"), {"cpu_model": "test"})
             self.assertAlmostEqual(px, report.PLOT_FONT_PT * report.PLOT_DPI / 72, places=3)
-            meta = check_widths.png_text(os.path.join(tmp, "ok.png"))
+            with Image.open(os.path.join(tmp, "ok.png")) as im:
+                im.load()   # the text chunks after the image data are read with it
+                meta = dict(im.text)
             self.assertAlmostEqual(float(meta[report.TEXT_KEY]), px, places=1)
             self.assertIn("test", meta["Description"])
             fig, (ax,) = report.readable_figure()
@@ -1515,6 +1516,82 @@ class ReadablePlots(unittest.TestCase):
             self.assertEqual(len(derived), len(committed))
             for old, new in zip(committed, derived):
                 self.assertEqual({k: new[k] for k in old}, old)
+
+
+# A stand-in for valgrind --tool=callgrind over a loop peer: it writes the peer's one-result
+# report (the workload's count: --ops, a tenth for the echo) and a callgrind file whose total
+# is a fixed cost plus PER_OP instructions for every operation the peer runs, its warm-up
+# at a tenth of the count included, as the real peers do.
+FAKE_VALGRIND = """#!/usr/bin/python3
+import json, os, sys
+args = sys.argv[1:]
+out = next(a.split("=", 1)[1] for a in args if a.startswith("--callgrind-out-file="))
+peer = next(a for a in args if "/bin/" in a)
+loop = os.path.basename(peer).replace("loop-peer-", "") + ("-callclock" if "--timer-clock" in args else "")
+workload = args[args.index("--only") + 1]
+ops = int(args[args.index("--ops") + 1])
+ops = ops // 10 if workload == "tcp_echo" else ops
+PER_OP = {"ourloop": 200, "ourloop-callclock": 230, "libuv": 250}
+run = ops + max(1, ops // 10)
+with open(out, "w") as f:
+    f.write("events: Ir\\ntotals: %d\\n" % (5_000_000 + PER_OP[loop] * run))
+json.dump({"tool": "fake", "machine": {}, "results": [{"loop": loop, "workload": workload, "ops": ops}]},
+          open(args[args.index("--json") + 1], "w"))
+"""
+
+
+class CallgrindSlope(unittest.TestCase):
+    """harness/callgrind_slope (chapter 04): instructions per operation are the slope between
+    two counts' totals, with the peers' warm-up counted, and nothing is filed without valgrind."""
+
+    def setUp(self):
+        self.root = tempfile.mkdtemp(prefix="callgrind-")
+        self.build, self.out = f"{self.root}/build", f"{self.root}/out"
+        os.makedirs(f"{self.build}/bin")
+        for name in ("loop-peer-ourloop", "loop-peer-libuv"):
+            with open(f"{self.build}/bin/{name}", "w") as f:
+                f.write("#!/bin/sh\n")
+            os.chmod(f"{self.build}/bin/{name}", 0o755)
+        self.valgrind = f"{self.root}/valgrind"
+        with open(self.valgrind, "w") as f:
+            f.write(FAKE_VALGRIND)
+        os.chmod(self.valgrind, 0o755)
+
+    def tearDown(self):
+        shutil.rmtree(self.root, ignore_errors=True)
+
+    def run_slope(self, valgrind):
+        from harness.records import callgrind_slope
+        with mock.patch.object(callgrind_slope.shutil, "which", return_value=valgrind):
+            return callgrind_slope.run_callgrind(
+                build_dir=self.build, out_dir=self.out, repo_root=self.root, mode="full",
+                argv=["bench.py", "loop-instructions"], reproduce_argv=["bench.py", "loop-instructions"],
+                stream=io.StringIO())
+
+    def test_the_slope_is_the_instructions_of_one_operation_warm_up_included(self):
+        self.assertEqual(self.run_slope(self.valgrind), ([], []))
+        with open(f"{self.out}/04-turn-shape/loop-instructions.csv", encoding="utf-8") as f:
+            lines = {(r["loop"], r["workload"]): r for r in csv.DictReader(f)}
+        self.assertEqual(len(lines), 7)   # 3 workloads x (ourloop, libuv), the clock arm's timer
+        for (loop, workload), want in {("ourloop", "cancelled_timer"): 200,
+                                       ("ourloop", "tcp_echo"): 200,
+                                       ("ourloop-callclock", "cancelled_timer"): 230,
+                                       ("libuv", "call_soon_chain"): 250}.items():
+            line = lines[(loop, workload)]
+            self.assertAlmostEqual(float(line["instructions_per_op_median"]), want, delta=0.05)
+            self.assertLessEqual(float(line["instructions_per_op_min"]),
+                                 float(line["instructions_per_op_max"]))
+        self.assertEqual(lines[("libuv", "tcp_echo")]["ops_small"], "2200")
+        with open(f"{self.out}/04-turn-shape/loop-instructions.json", encoding="utf-8") as f:
+            doc = json.load(f)
+        self.assertIn("git_rev", doc["machine"])
+        self.assertEqual(len(doc["results"][0]["runs"]["small"]), 2)
+
+    def test_without_valgrind_nothing_is_measured_or_filed(self):
+        missing, failures = self.run_slope(None)
+        self.assertEqual(failures, [])
+        self.assertIn("valgrind is not installed", missing[0])
+        self.assertFalse(os.path.exists(f"{self.out}/04-turn-shape/loop-instructions.csv"))
 
 
 if __name__ == "__main__":

@@ -3,8 +3,8 @@
 Role: the unit tests of reproduce-then-compare: a spec resumed from its journal of cells
 (the interrupted cell and the rest measured, the others kept; a torn last line and a journal
 of other settings ignored), the parts a resumed run keeps, the refusal of a folder that is
-not fresh, the time left (harness/progress.py) on a fake clock, the refusal of a busy machine
-from a fake /proc (harness/busy.py), and the report (harness/book_figures.py) on a tiny
+not fresh, the time left (harness/run/progress.py) on a fake clock, the refusal of a busy machine
+from a fake /proc (harness/run/busy.py), and the report (harness/results/book_figures.py) on a tiny
 synthetic book and two results folders in which one verdict flips. Run by CTest (label
 `unit`) as `/usr/bin/python3 -m unittest -v test_reproduce`.
 """
@@ -15,23 +15,21 @@ import contextlib
 import io
 import json
 import os
-import sys
 import tempfile
 import unittest
 from unittest import mock
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
 
-import bench  # noqa: E402
-import book_figures  # noqa: E402
-import busy  # noqa: E402
-import journal  # noqa: E402
-import procfs  # noqa: E402
-import progress  # noqa: E402
-import runner  # noqa: E402
-import specfile  # noqa: E402
-import summary as sm  # noqa: E402
+from harness import cli as bench
+from harness.results import book_figures
+from harness.results import summary as sm
+from harness.run import busy
+from harness.run import journal
+from harness.run import procfs
+from harness.run import progress
+from harness.run import runner
+from harness.run import specfile
 
 SPEC = """
 [spec]
@@ -73,7 +71,7 @@ class ResumeSpec(unittest.TestCase):
         self.measured = []
         for target, value in (("check_parts", (self.spec.arms, self.spec.rows, [])),
                               ("report.machine_info", {}), ("servers.reap_stale", [])):
-            p = mock.patch(f"runner.{target}", return_value=value)
+            p = mock.patch(f"harness.run.runner.{target}", return_value=value)
             p.start()
             self.addCleanup(p.stop)
 
@@ -93,7 +91,7 @@ class ResumeSpec(unittest.TestCase):
     def run_spec(self, interrupt_at=None, rounds=2):
         settings = specfile.ModeSettings(rounds=rounds, duration_s=1, warmup_s=0)
         fake = lambda *a: self.fake_cell(*a, interrupt_at=interrupt_at)  # noqa: E731
-        with mock.patch("runner.measure_cell", side_effect=fake), \
+        with mock.patch("harness.run.runner.measure_cell", side_effect=fake), \
                 contextlib.redirect_stderr(io.StringIO()), contextlib.redirect_stdout(io.StringIO()):
             return runner.run_spec(self.spec, mode="quick", build_dir=self.out, out_dir=self.out,
                                    repo_root=self.out, argv=["bench.py"], reproduce_argv=["bench.py"],
@@ -163,8 +161,8 @@ class ResumeParts(unittest.TestCase):
         self.out = os.path.join(self.tmp.name, "new")
         self.against = os.path.join(self.tmp.name, "committed")
         os.makedirs(self.against)
-        for p in (mock.patch.dict(os.environ), mock.patch("bench.write_report"),
-                  mock.patch("busy.sample", return_value=QUIET)):
+        for p in (mock.patch.dict(os.environ), mock.patch("harness.cli.write_report"),
+                  mock.patch("harness.run.busy.sample", return_value=QUIET)):
             p.start()
             self.addCleanup(p.stop)
         os.environ.pop("HANDOFF_REPRODUCE_BUSY", None)
@@ -175,19 +173,19 @@ class ResumeParts(unittest.TestCase):
     def main(self, *extra):
         os.environ.pop("HANDOFF_REPRODUCE_BUSY", None)
         err = io.StringIO()
-        with contextlib.redirect_stderr(err), mock.patch("bench.needs_postgres", return_value=False):
+        with contextlib.redirect_stderr(err), mock.patch("harness.cli.needs_postgres", return_value=False):
             rc = bench.main(["bench.py", "reproduce", "--mode", "quick", "--build-dir", self.tmp.name,
                              "--out", self.out, "--against", self.against, *extra])
         return rc, err.getvalue()
 
     def test_a_resumed_run_keeps_the_parts_done_and_runs_the_interrupted_one_again(self):
         calls = []
-        with mock.patch("bench.plan", return_value=[part("A", calls), part("B", calls, interrupt=True),
+        with mock.patch("harness.cli.plan", return_value=[part("A", calls), part("B", calls, interrupt=True),
                                                       part("C", calls)]):
             with self.assertRaises(Interrupted):
                 self.main()
         self.assertEqual(calls, ["A"])
-        with mock.patch("bench.plan", return_value=[part("A", calls), part("B", calls), part("C", calls)]):
+        with mock.patch("harness.cli.plan", return_value=[part("A", calls), part("B", calls), part("C", calls)]):
             rc, err = self.main()
         self.assertEqual(rc, 0)
         self.assertEqual(calls, ["A", "B", "C"])   # A once: the second run kept it
@@ -198,7 +196,7 @@ class ResumeParts(unittest.TestCase):
 
     def test_a_failed_part_is_not_done_and_runs_again(self):
         calls = []
-        with mock.patch("bench.plan", return_value=[part("A", calls, fail=True)]):
+        with mock.patch("harness.cli.plan", return_value=[part("A", calls, fail=True)]):
             self.assertEqual(self.main()[0], 1)
             self.assertEqual(self.main()[0], 1)
         self.assertEqual(calls, ["A", "A"])
@@ -221,8 +219,8 @@ class ResumeParts(unittest.TestCase):
 
     def test_a_busy_machine_is_refused_and_says_why_unless_busy_ok(self):
         calls = []
-        with mock.patch("busy.sample", return_value=BUSY), \
-                mock.patch("bench.plan", return_value=[part("A", calls)]):
+        with mock.patch("harness.run.busy.sample", return_value=BUSY), \
+                mock.patch("harness.cli.plan", return_value=[part("A", calls)]):
             rc, err = self.main()
             self.assertEqual((rc, calls), (2, []))
             self.assertIn("the 1-minute load average is 3.20, above 0.5 per core", err)
@@ -327,7 +325,7 @@ def record(rounds: dict) -> str:
                                  for arm, metrics in rounds.items() for r in range(5)]})
 NOTE = """# t
 
-The p99 is {result}`01-x/t.csv: p99_us_median[row=c16, arm=a]; .0f µs`, over
+The p99 is {result}`100 µs <01-x/t.csv: p99_us_median[row=c16, arm=a]; .0f µs>`, over
 {range}`01-x/t.csv: p99_us[row=c16, arm=a]; .0f µs`; a is
 {verdict}`01-x/t.csv: p99_us[row=c16, arm=a] vs p99_us[row=c16, arm=b]; lower; expected=ahead; words=ahead of|level with|behind`
 b, and {verdict}`01-x/t.csv: rps[row=c16, arm=a] vs rps[row=c16, arm=b]; higher; expected=ahead` on rate,
@@ -365,6 +363,8 @@ class Report(unittest.TestCase):
                          [(3, "result"), (4, "range"), (5, "verdict"), (6, "verdict"), (7, "result"),
                           (8, "result")])
         p99, p99_range, flip, holds, ratio, rate = self.rows
+        # The title form: the text the sentence carries, then its source.
+        self.assertEqual((p99.use.title, p99.use.text), ("100 µs", "01-x/t.csv: p99_us_median[row=c16, arm=a]; .0f µs"))
         self.assertEqual((p99.old.value, p99.old.range), ("100\u00a0µs", "90–110\u00a0µs"))
         self.assertEqual((p99.new.value, p99.new.range), ("180\u00a0µs", "170–195\u00a0µs"))
         self.assertEqual(p99.status(), "changed, outside the committed range")
@@ -384,7 +384,8 @@ class Report(unittest.TestCase):
         self.assertIn("- context line", text)
         # The marks the book built from the new folder shows, listed with the rule's reading.
         marks = text.split("## Sentences the book marks")[1].split("\n## ")[0]
-        self.assertIn("note.md:5: the book's machine: ahead; yours: undecided (undecided: a/b", marks)
+        # As the book shows it: the sentence's phrase (words=), not the bare word.
+        self.assertIn("note.md:5: the book's machine: ahead of; yours: undecided (undecided: a/b", marks)
         self.assertIn("note.md:3: the book's machine: 100 µs; yours: 180 µs", marks)
         self.assertNotIn("note.md:6:", marks)      # the rate verdict holds: no mark
 

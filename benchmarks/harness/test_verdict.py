@@ -1,6 +1,6 @@
 """harness/test_verdict: the verdict rule's promises, checked by simulation (chapter 01).
 
-Role: unit tests of harness/verdict.py and harness/rounds.py, seeded and deterministic:
+Role: unit tests of harness/results/verdict.py and harness/results/rounds.py, seeded and deterministic:
 equal arms are called apart no more often than the stated rate (1 - CONFIDENCE), a known
 shift with ten rounds is called, a count out of a total is a proportion with an interval,
 and a record that keeps no rounds says so. Run: python3 -m unittest test_verdict (from
@@ -12,17 +12,14 @@ from __future__ import annotations
 import json
 import os
 import random
-import sys
 import tempfile
 import unittest
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-
-import rounds  # noqa: E402
-import runner  # noqa: E402
-import specfile  # noqa: E402
-import summary  # noqa: E402
-import verdict  # noqa: E402
+from harness.results import rounds
+from harness.results import summary
+from harness.results import verdict
+from harness.run import runner
+from harness.run import specfile
 
 TRIALS = 1000
 

@@ -61,7 +61,7 @@ def prose(node: nodes.Node) -> str:
         return node.astext()
     if isinstance(node, SKIP_INLINE) or "seed-figure" in getattr(node, "get", lambda *_: [])("classes", []):
         return PLACEHOLDER
-    # A reader's-results mark (results_cell.reader_mark) quotes both machines' figures as read.
+    # A reader's-results mark (harness.results.cells.reader_mark) quotes both machines' figures as read.
     if isinstance(node, nodes.Element) and {"results-provenance", "results-part", "reader-mark"} & set(node.get("classes", [])):
         return PLACEHOLDER
     if isinstance(node, nodes.Element):

@@ -2,7 +2,7 @@
 
 Role: a Sphinx extension with one directive, ``trail-timeline``, that reads a trail file
 committed under chapters/03-lost-wakes/models/trails/ (the Markdown table
-models/trail_table.py renders from spin's replay, which CTest keeps equal to a fresh run)
+code/spin/trail_table.py renders from spin's replay, which CTest keeps equal to a fresh run)
 and draws it with Graphviz, so the timeline in the book is the model's and cannot drift
 from it::
 

@@ -26,7 +26,7 @@ OPTION = re.compile(r"^:(start-after|start-at|end-before|end-at):\s*(.+?)\s*$", 
 MARKER = re.compile(r"\[[A-Za-z0-9_.-]+\]")
 # A line that is a region marker and nothing else: `// [name]`, `# [name]`, `/* [name] */`.
 MARKER_LINE = re.compile(r"^\s*(?://|#|--|/\*)\s*(\[[A-Za-z0-9_.-]+\])\s*(?:\*/)?\s*$")
-SOURCES = ["code", "chapters", "models", "benchmarks", "exercises", "book"]
+SOURCES = ["code", "chapters", "benchmarks", "exercises", "book"]
 SKIP_DIRS = {"build", "_build", ".git", "__pycache__", "node_modules"}
 SKIP_SUFFIXES = {".md", ".json", ".csv", ".svg", ".png"}
 MAX_LINES = 40

@@ -16,7 +16,7 @@ read. Both widths, 1280 px (a laptop) and 390 px (a phone), are judged by the sa
 - no number is cut across two lines;
 - no figure's smallest text is rendered smaller than the body text beside it. For a PNG
   plot the harness records its smallest text in pixels of the image (the
-  ``handoff:min_text_px`` text chunk, benchmarks/harness/report.py, read here with Pillow);
+  ``handoff:min_text_px`` text chunk, benchmarks/harness/results/report.py, read here with Pillow);
   its size on the page is that times the scale the browser drew the image at. For an SVG
   diagram (graphviz) it is the smallest ``font-size`` in the file times the scale of its
   viewBox in the box the browser gave it.
@@ -51,7 +51,7 @@ HEIGHT = 900
 # Layout is measured in CSS pixels, which are fractional; half a pixel is rounding.
 SLACK_PX = 0.5
 # The PNG text chunk in which the harness records the smallest text of a plot, in pixels
-# of the image (benchmarks/harness/report.py, TEXT_KEY).
+# of the image (benchmarks/harness/results/report.py, TEXT_KEY).
 PNG_TEXT_KEY = "handoff:min_text_px"
 
 # What the page reports, measured in the browser: the text column (furo's article), the

@@ -17,6 +17,7 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 from sphinx_page import build_page  # noqa: E402
 
 EXT = pathlib.Path(__file__).resolve().parent.parent / "_ext"
+BENCHMARKS = EXT.parent.parent / "benchmarks"   # the harness package the roles read through
 CSV = """row,arm,p99_us_median,p99_us_min,p99_us_max,rps_median,verdict_rps_vs_b
 c16,a,560,543,592,100,level
 c16,b,300,295,305,120,
@@ -39,6 +40,7 @@ CONF = f"""
 import sys
 
 sys.path.insert(0, {str(EXT)!r})
+sys.path.insert(0, {str(BENCHMARKS)!r})
 extensions = ["myst_parser", "results_cell", "figure_check"]
 exclude_patterns = ["results/**", "out/**"]
 source_suffix = {{".md": "markdown"}}

@@ -2,7 +2,7 @@
 """book/tools/test_headline_table: the seeds' headline table's verdicts and its errors (chapter 06).
 
 Against a made-up seeds table and results folder whose record keeps five rounds per arm: a
-row whose after the verdict rule (benchmarks/harness/verdict.py) calls ahead of its before
+row whose after the verdict rule (benchmarks/harness/results/verdict.py) calls ahead of its before
 on the seed's side is ``reproduced``, one inside the margin ``level``, one beyond it on the
 other side ``reversed``, a seed's reported cost paid here too ``reproduced``, noisy rounds
 ``undecided``, the same with a ``needs`` reason ``needs``, a record with no rounds
@@ -24,9 +24,10 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 from sphinx_page import build_page  # noqa: E402
 
 EXT = pathlib.Path(__file__).resolve().parent.parent / "_ext"
-sys.path.insert(0, str(EXT))
-import headline_table as ht  # noqa: E402
-import results_cell as rc  # noqa: E402
+BENCHMARKS = pathlib.Path(__file__).resolve().parent.parent.parent / "benchmarks"
+sys.path.insert(0, str(BENCHMARKS))  # the harness package, which computes the rows
+from harness.results import cells as rc  # noqa: E402
+from harness.results import headline as ht  # noqa: E402
 
 SEEDS = """record,id,value,unit,machine,file,line,quote
 seed 9,s9.cpu-before,7.4, µs,a test rig,f.txt,1,q
@@ -179,6 +180,7 @@ with tempfile.TemporaryDirectory() as tmp:
 import sys
 
 sys.path.insert(0, {str(EXT)!r})
+sys.path.insert(0, {str(BENCHMARKS)!r})
 extensions = ["myst_parser", "results_cell", "headline_table"]
 exclude_patterns = ["results/**", "out/**"]
 source_suffix = {{".md": "markdown"}}

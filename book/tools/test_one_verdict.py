@@ -6,9 +6,9 @@ highest round equals B's lowest) while A is cheaper in every round: a rule of ra
 them level, a rule of rounds ahead, and before the rule had one home the harness's column
 and the book's role disagreed here. Every consumer is asked: the harness's comparison
 (summary.compare, which writes the verdict_* columns), the book's verdict role on the two
-cells and on that column (results_cell), the headline table (headline_table.our_side) and
-the reproduce report (book_figures.read). All must give the one word harness/verdict.py
-gives.
+cells and on that column (harness.results.cells, what the role reads), the headline table
+(harness.results.headline.our_side) and the reproduce report (book_figures.read). All must
+give the one word harness/results/verdict.py gives.
 """
 import csv
 import json
@@ -18,14 +18,11 @@ import sys
 import tempfile
 
 HERE = pathlib.Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parent / "_ext"))
-sys.path.insert(0, str(HERE.parent.parent / "benchmarks" / "harness"))
-import book_figures  # noqa: E402
-import headline_table as ht  # noqa: E402
-import results_cell as rc  # noqa: E402
-import specfile  # noqa: E402
-import summary  # noqa: E402
-import verdict  # noqa: E402
+sys.path.insert(0, str(HERE.parent.parent / "benchmarks"))  # the harness package
+from harness.results import book_figures, summary, verdict  # noqa: E402
+from harness.results import cells as rc  # noqa: E402  (what the verdict role reads)
+from harness.results import headline as ht  # noqa: E402  (what the headline table shows)
+from harness.run import specfile  # noqa: E402
 
 A = [10.0, 11.0, 12.0, 11.0, 10.5]      # A's highest round ...
 B = [12.0, 13.0, 14.0, 13.0, 12.5]      # ... is B's lowest: the ranges touch

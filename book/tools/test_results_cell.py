@@ -14,6 +14,7 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 from sphinx_page import build_page  # noqa: E402
 
 EXT = pathlib.Path(__file__).resolve().parent.parent / "_ext"
+BENCHMARKS = EXT.parent.parent / "benchmarks"   # the harness package the roles read through
 CSV = """row,arm,loop_us_per_req_median,p99_us_median
 c16,ring,6.96,339
 c16,dgram,8.42,288
@@ -25,6 +26,7 @@ CONF = f"""
 import sys
 
 sys.path.insert(0, {str(EXT)!r})
+sys.path.insert(0, {str(BENCHMARKS)!r})
 extensions = ["myst_parser", "results_cell"]
 exclude_patterns = ["results/**", "out/**"]
 source_suffix = {{".md": "markdown"}}

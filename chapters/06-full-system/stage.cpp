@@ -1,5 +1,5 @@
 // The composition root of this chapter's stage (server/stage.h): its --help line, then one call
-// for each part it composes.
+// for each part it composes (chapter 06).
 #include "server/stage.h"
 
 using handoff::server::Stage;

@@ -1,4 +1,5 @@
 // app/demo_routes: the handlers every stage serves and every benchmark drives (chapter 01).
+// Changed in chapters 04, 06: the coroutine routes (04), GET /metrics (06).
 #include "app/demo_routes.h"
 
 #include <nlohmann/json.hpp>

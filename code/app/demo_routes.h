@@ -1,4 +1,5 @@
 // app/demo_routes: the handlers every stage serves and every benchmark drives (chapter 01).
+// Changed in chapters 04, 06: the coroutine routes (04), GET /metrics (06).
 // Role: a trivial view, a JSON view, an echo, a view that holds its thread, one that burns
 // CPU, a paced chunked stream, and /stats, the server's own per-thread instrument.
 #pragma once

@@ -1,4 +1,5 @@
 // app/router: method + path → handler (chapter 01).
+// Changed in chapter 04: coroutine routes.
 #include "app/router.h"
 
 namespace handoff::app {

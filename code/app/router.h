@@ -1,4 +1,5 @@
 // app/router: method + path → handler (chapter 01).
+// Changed in chapter 04: coroutine routes.
 // Role: pick the handler for a request on the loop thread, before dispatch decides where
 // it runs; an unknown path is 404, a known path with another method 405.
 #pragma once

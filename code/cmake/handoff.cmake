@@ -1,4 +1,4 @@
-# The project's CMake vocabulary. A chapter says add_stage(), an exercise says
+# The project's CMake vocabulary (chapter 01). A chapter says add_stage(), an exercise says
 # add_exercise(), a component test is one add_component_test() line. Every test gets a
 # label from {unit, stage, model, solution, exercise, bench-smoke} (attacks on a stage are
 # `adversarial` as well), a chapter tag, and a TIMEOUT, so that a hang is a failure with
@@ -124,8 +124,7 @@ function(add_stage_test_binary target)
 endfunction()
 
 # add_exercise(<NN> <slug> STARTER <src>... SOLUTION <src>... TESTS <src>...
-#              [TSAN] [STAGE <NN>] [MUTANTS <NAME>...] [RACE_MUTANTS <NAME>...]
-#              [MODEL <file.pml> [MODEL_MUTANTS <NAME>...]])
+#              [TSAN] [STAGE <NN>] [MUTANTS <NAME>...] [RACE_MUTANTS <NAME>...])
 # The same tests (compiled once) are linked twice: with the solution (label `solution`, each
 # TEST_CASE a CTest test, must pass) and with the starter (label `exercise`, one CTest test over the
 # whole binary, WILL_FAIL). The starter's run is excluded from the default run; CI runs it
@@ -147,12 +146,10 @@ endfunction()
 #            one acquire or release made relaxed, which x86 runs correctly, so failing means
 #            ThreadSanitizer reported a data race, not any failure (a crash would pass
 #            WILL_FAIL too). Built only where TSan is on (not under ASan).
-#   MODEL    a spin model (label `model`) whose `#include "park.pml"`-style includes are
-#            found in starter/ or solution/: the solution's must verify, the starter's must
-#            still fail (`exercise`, WILL_FAIL), and each MODEL_MUTANTS define must yield a
-#            counterexample (`solution;model`).
+# An exercise about an ordering is graded under the C++ memory model by
+# add_exercise_model() (exercises/model/exercise_model.cmake), beside its add_exercise().
 function(add_exercise nn slug)
-  cmake_parse_arguments(ARG "TSAN" "STAGE;MODEL" "STARTER;SOLUTION;TESTS;MUTANTS;RACE_MUTANTS;MODEL_MUTANTS" ${ARGN})
+  cmake_parse_arguments(ARG "TSAN" "STAGE" "STARTER;SOLUTION;TESTS;MUTANTS;RACE_MUTANTS" ${ARGN})
   if(ARG_RACE_MUTANTS AND NOT ARG_TSAN)
     message(FATAL_ERROR "add_exercise(${nn} ${slug}): RACE_MUTANTS needs TSAN")
   endif()
@@ -248,26 +245,4 @@ function(add_exercise nn slug)
            COMMAND ${base}-starter)
   set_tests_properties("${base} (starter): still fails until solved" PROPERTIES
     LABELS "exercise;ch${nn}" WILL_FAIL TRUE TIMEOUT ${HANDOFF_TEST_TIMEOUT} ENVIRONMENT "${_env}")
-  if(ARG_MODEL)
-    _handoff_model_test("${base} (solution): the model finds no counterexample" ${ARG_MODEL}
-      ${CMAKE_CURRENT_SOURCE_DIR}/solution "" "solution;model;ch${nn}" FALSE)
-    _handoff_model_test("${base} (starter): the model still finds a counterexample until solved" ${ARG_MODEL}
-      ${CMAKE_CURRENT_SOURCE_DIR}/starter "" "exercise;ch${nn}" TRUE)
-    foreach(m ${ARG_MODEL_MUTANTS})
-      set(_name "${base} (model mutant ${m}): the model catches it")
-      _handoff_model_test("${_name}" ${ARG_MODEL} ${CMAKE_CURRENT_SOURCE_DIR}/solution "${m}" "solution;model;ch${nn}" FALSE)
-      # Caught means a counterexample, not any failure (a model that does not parse fails too).
-      set_tests_properties("${_name}" PROPERTIES PASS_REGULAR_EXPRESSION "spin found a counterexample")
-    endforeach()
-  endif()
-endfunction()
-
-# One spin check (code/cmake/model_check.cmake) as a CTest test in its own work directory.
-function(_handoff_model_test name model include_dir defines labels will_fail)
-  string(MAKE_C_IDENTIFIER "${name}" _dir)
-  add_test(NAME "${name}" COMMAND ${CMAKE_COMMAND}
-    -DMODEL=${CMAKE_CURRENT_SOURCE_DIR}/${model} -DINCLUDE_DIR=${include_dir} "-DDEFINES=${defines}"
-    -DWORK_DIR=${CMAKE_CURRENT_BINARY_DIR}/spin/${_dir} -DCC=${CMAKE_C_COMPILER}
-    -P ${PROJECT_SOURCE_DIR}/code/cmake/model_check.cmake)
-  set_tests_properties("${name}" PROPERTIES LABELS "${labels}" WILL_FAIL ${will_fail} TIMEOUT ${HANDOFF_TEST_TIMEOUT})
 endfunction()

@@ -1,5 +1,6 @@
 // config/choice: a flag whose value is one of a few names, bound to an enum (chapter 01; a
 // file of its own since chapter 06's --print-config).
+// Changed in chapter 06: a choice printed back for --print-config.
 // Role: --dispatch inline|pool, --turn generation|drain and their kind keep the NAME the user
 // gave as the option's result, and set the enum from it. (CLI11's CheckedTransformer would
 // replace the result with the enum's number, so --print-config would write `dispatch=1`.)

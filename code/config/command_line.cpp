@@ -1,4 +1,5 @@
 // config/command_line: the command line a stage binary, probe or tool parses (chapter 01).
+// Changed in chapter 06: settings from files and from the environment, secrets shown hidden.
 #include "config/command_line.h"
 
 #include <CLI/CLI.hpp>

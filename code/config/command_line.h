@@ -1,5 +1,6 @@
 // config/command_line: the command line a stage binary, probe or tool parses (chapter 01; a
 // home of its own since the build-budget work of chapter 05).
+// Changed in chapter 06: settings from files and from the environment, secrets shown hidden.
 // Role: owns CLI11's parser behind a forward declaration, so that no composition root, probe
 // or peer compiles CLI11 (five to eight CPU seconds a file at -O2: its formatter's and config
 // reader's virtual functions and validators are emitted wherever the header is included). A

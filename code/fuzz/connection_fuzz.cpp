@@ -1,4 +1,5 @@
 // fuzz/connection_fuzz: one whole server connection, its bytes, cuts, clock and client from the input (chapter 01).
+// Changed in chapters 02, 04: the ring pool (02), the callback loop (04).
 // Role: a libFuzzer target for the connection state machine (pipelining, bodies, limits,
 // timeouts, half-close, a client that stops reading, drain), inline (on the plain loop and
 // on stage 04's callback loop) and over both pools, that checks what the client receives against what it sent.

@@ -1,4 +1,5 @@
 // fuzz/request_parser_fuzz: http/request_parser under random bytes, random splits, small limits (chapter 01).
+// Changed in chapter 06: one request at a time, as a connection takes them.
 // Role: a libFuzzer target for the request path. Each input is parsed three times, once in
 // one feed(), once cut at pseudo-random points, and once through feed_some() taking one
 // request at a time as a connection does (chapter 06), and the parses must agree.

@@ -1,4 +1,5 @@
 // http/request_parser: HTTP/1.1 request parsing over llhttp, with limits (chapter 01).
+// Changed in chapter 06: one parsed request held at a time.
 // Role: turn the bytes of one connection into complete Requests, in order, or into
 // exactly one error status (400, 413, 414, 431, 501, 505) after which the connection closes.
 #pragma once

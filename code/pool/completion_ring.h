@@ -1,5 +1,6 @@
 // pool/completion_ring: the pool→loop half of a ring hand-off: frames through an MpmcRing,
 // and a poke only for a loop that said it is about to wait (chapter 03).
+// Changed in chapter 04: the loop's flag and poke moved to reactor/wake_flag.
 // Role: the completion side every ring pool shares: pool threads push frames and poke the
 // loop's datagram socket only when its flag is raised; the loop raises the flag, re-checks,
 // waits in epoll on the socket, and drains. Chapter 02's protocol, taken out of its RingPool

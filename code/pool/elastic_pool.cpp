@@ -1,5 +1,6 @@
 // pool/elastic_pool: the ring hand-off with the elastic rules: one idle spinner, a wake only
 // for an all-parked lane, the loop's age check, and a wake channel per thread (chapter 03).
+// Changed in chapter 04: the idle spinner's backoff (sync/spin_backoff).
 #include "pool/elastic_pool.h"
 
 #include <string>

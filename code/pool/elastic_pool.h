@@ -1,5 +1,6 @@
 // pool/elastic_pool: the ring hand-off with the elastic rules: one idle spinner, a wake only
 // for an all-parked lane, the loop's age check, and a wake channel per thread (chapter 03).
+// Changed in chapter 04: the idle spinner's backoff (sync/spin_backoff).
 // Role: hand jobs to as many threads as the load needs and no more: a burst into a parked
 // lane wakes one thread, a thread stuck in a long handler is covered by the loop waking a
 // sibling once the ring stops draining, and a wake reaches the thread it was meant for.

@@ -1,4 +1,5 @@
 // pool/handler_pool: the interface every loop↔pool hand-off implements (chapter 01).
+// Changed in chapter 03: a cap on the loop's wait, for the age check.
 // Role: let one event loop drive any hand-off variant (datagram socketpairs in chapter
 // 01, rings in chapter 02, the elastic pool in chapter 03) through the same calls (bind,
 // submit, the wait hooks, stop), so that a stage changes its hand-off by the PoolFactory

@@ -1,5 +1,6 @@
 // pool/job: the unit of work the loop hands a pool thread, and the frames it hands back
 // (chapter 01).
+// Changed in chapters 04, 06: run_in_executor's task (04), the unsent-bytes budget (06).
 // Role: name who a piece of work belongs to (connection id, exchange sequence) so the
 // loop can route every frame back to its exchange, or drop it if the connection is gone.
 #pragma once

@@ -1,5 +1,6 @@
 // pool/ring_flags: the command-line switch between the datagram and the ring hand-off
 // (chapter 02), and between the ring pools' wake policies (chapter 03).
+// Changed in chapter 03: --pool-wake and --pool-age-us.
 #include "pool/ring_flags.h"
 
 #include <CLI/CLI.hpp>

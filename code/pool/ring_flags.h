@@ -1,5 +1,6 @@
 // pool/ring_flags: the command-line switch between the datagram and the ring hand-off
 // (chapter 02), and between the ring pools' wake policies (chapter 03).
+// Changed in chapter 03: --pool-wake and --pool-age-us.
 // Role: give every stage from 02 on the same `--pool-ring on|off` switch (as the seed's
 // M0_POOL_RING environment switch; a stage reads every setting from the environment too,
 // HANDOFF_POOL_RING here: config/command_line) and the spin knobs, so both arms of a

@@ -1,5 +1,6 @@
 // pool/ring_pool: the loop↔pool hand-off in memory: Vyukov rings, spin-then-park, and
 // a wake only for a thread that said it was parked (chapter 02; the chained wake, chapter 03).
+// Changed in chapter 03: the chained wake policy, the stolen credit's return and the completion ring.
 #include "pool/ring_pool.h"
 
 #include <sys/socket.h>

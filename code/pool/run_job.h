@@ -1,5 +1,6 @@
 // pool/run_job: what a pool thread does with one job, whichever pool it belongs to
 // (chapter 01).
+// Changed in chapter 04: run_in_executor's task.
 // Role: one place for the rules every pool keeps around a handler: drop a job whose
 // connection has gone or whose pool's shutdown deadline has passed, answer for a handler
 // that throws or returns without answering, and step out of the way of a stop() that let

@@ -1,5 +1,6 @@
 // pool/wait_word: the ring pool's wake protocol on its one atomic word: threads announced
 // parked and wakes in flight (chapter 02; the stolen credit's return and the chain, chapter 03).
+// Changed in chapter 03: the stolen credit's return and the chain.
 // Role: every step of the protocol that touches the word, with its fence, in one place, over
 // the atomics seam (sync/atomics.h), so that the pool (pool/ring_pool.cpp) and the
 // relaxed-memory model (code/models/ring_pool_model.cpp) run the same code. The pokes

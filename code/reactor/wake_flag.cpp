@@ -1,5 +1,6 @@
 // reactor/wake_flag: a loop thread's "I am about to wait" flag and the socket that wakes it
 // (chapter 03, taken out of pool/completion_ring in chapter 04).
+// Changed in chapter 04: an eventfd channel for the callback loop.
 #include "reactor/wake_flag.h"
 
 #include <sys/eventfd.h>

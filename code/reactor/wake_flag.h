@@ -1,5 +1,6 @@
 // reactor/wake_flag: a loop thread's "I am about to wait" flag and the socket that wakes it
 // (chapter 03, taken out of pool/completion_ring in chapter 04).
+// Changed in chapter 04: an eventfd channel for the callback loop.
 // Role: chapter 03's loop-side wake protocol with the channel that carries its poke: the
 // loop raises the flag, fences, re-checks its queues, then waits in epoll on loop_fd(); a
 // producer pushes, fences, reads the flag and pokes the channel only if it was raised. The

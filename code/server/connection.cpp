@@ -1,4 +1,6 @@
 // server/connection: one client connection on an event loop (chapter 01).
+// Changed in chapters 05, 06: the send side chosen per connection and a stack's queue pushed
+// (05), read-ahead, drain and the body's clock (06).
 #include "server/connection.h"
 
 #include <sys/ioctl.h>

@@ -1,4 +1,6 @@
 // server/connection: one client connection on an event loop (chapter 01).
+// Changed in chapters 05, 06: the send side chosen per connection (05), read-ahead, drain and
+// the body's clock (06).
 // Role: read bytes into the request parser, hand each request to the worker, and write
 // the answers back in request order (pipelining), however many threads produced them and
 // in whatever order they finished; bound what one client can make the server hold;

@@ -1,4 +1,5 @@
 // server/dispatch: where a worker runs each request's handler, and how the answer gets back (chapter 01).
+// Changed in chapter 04: the coroutine route, on the worker's callback loop.
 // Role: the worker's three dispatch routes: inline on the loop thread, on the handler pool
 // (chapter 01, whose frames come back through on_frame), or from chapter 04 as a coroutine
 // on the worker's event loop; and the pool's fair share per connection. Members of Worker,

@@ -1,5 +1,6 @@
 // server/loop_responder: the Responder of a handler that runs on the loop thread, inline or
 // as a coroutine, and the answer for one that fails (chapter 01; coroutines, chapter 04).
+// Changed in chapter 04: the answer of a coroutine route.
 #include "server/loop_responder.h"
 
 #include <cstdio>

@@ -1,5 +1,6 @@
 // server/loop_responder: the Responder of a handler that runs on the loop thread, inline or
 // as a coroutine, and the answer for one that fails (chapter 01; coroutines, chapter 04).
+// Changed in chapter 04: the answer of a coroutine route.
 // Role: apply each call to the exchange at once, remember how far the answer got, and end
 // the exchange of a handler that threw or returned without answering the same way
 // wherever on the loop it ran: a 500, or, if its stream had begun, an abort.

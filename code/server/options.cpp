@@ -1,4 +1,5 @@
 // server/options: the core flags every stage binary takes (chapter 01).
+// Changed in chapters 05, 06: the topology and stack flags (05), the budgets' flags (06).
 #include "server/options.h"
 
 #include <CLI/CLI.hpp>

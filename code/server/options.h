@@ -1,4 +1,5 @@
 // server/options: the core flags every stage binary takes (chapter 01).
+// Changed in chapters 04, 05, 06: the event loop (04), topology and stack (05), the budgets (06).
 // Role: one definition of --host --port --workers --dispatch --blocking-threads, the
 // limits and the timeouts, so the harness can drive any stage with the same words.
 #pragma once

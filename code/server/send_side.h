@@ -1,4 +1,5 @@
-// server/send_side: the seam a connection's answers leave through (chapter 01; the stack side chapter 05).
+// server/send_side: the seam a connection's answers leave through (chapter 01).
+// Changed in chapter 05: queued(), push(), failed() and close(), which the stack side needs.
 // Role: one interface with two sides, chosen once per connection when it is made: the
 // kernel's socket (server/kernel_send, sendmsg(2)) or chapter 05's model of a user-level
 // stack (server/stack_send). Connection::flush() calls send() until the queue is empty or

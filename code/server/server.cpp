@@ -1,5 +1,6 @@
 // server/server: the whole server: N workers, their threads, and graceful shutdown
 // (chapter 01).
+// Changed in chapters 05, 06: the pool topology's acceptor and the stacks (05), the started line (06).
 #include "server/server.h"
 
 #include <nlohmann/json.hpp>

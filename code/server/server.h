@@ -1,5 +1,6 @@
 // server/server: the whole server: N workers, their threads, and graceful shutdown
 // (chapter 01).
+// Changed in chapters 05, 06: the pool topology's acceptor and the stacks (05), the started line (06).
 // Role: open one listener per worker on a shared port (or, in chapter 05's pool topology,
 // one listener whose acceptor deals the sockets to the workers), run each worker's loop on
 // its own thread, and stop them all within the drain deadline, answering every request that

@@ -1,4 +1,5 @@
 // server/stage: what every stage's main does, and the parts a chapter adds to it (chapter 01).
+// Changed in chapters 02, 03, 04, 05, 06: the start of the part each composes.
 #include "server/stage.h"
 
 #include <memory>

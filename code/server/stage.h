@@ -1,6 +1,7 @@
 // server/stage: what every stage's main does, and the parts a chapter adds to it (chapter 01;
 // one home since issue 26, so that two stage roots differ by what they compose and nothing
 // else).
+// Changed in chapters 02, 03, 04, 05, 06: the part each chapter composes, one method each.
 // Role: a stage root names its --help line and calls one method per part it composes; run()
 // parses the flags and starts the server inside exit_on_start_failure. Every stage has the
 // core flags (server/options), the demo routes and chapter 01's DatagramPool as its pool;

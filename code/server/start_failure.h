@@ -1,4 +1,5 @@
 // server/start_failure: a start that fails says one line and exits with a status (chapter 01).
+// Changed in chapter 06: a settings file that cannot be used (exit 78).
 // Role: the one home of every stage's start-up errors: what each failure class exits with
 // (README.md lists them), the exception that carries a failure's line to the top, and the
 // top-level handler every stage's main runs its start inside, so that no error after the

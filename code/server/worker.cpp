@@ -1,4 +1,6 @@
 // server/worker: one event-loop thread with its listener, connections and pool (chapter 01).
+// Changed in chapters 04, 05, 06: the callback loop (04), an Onload stack of its own and the
+// sockets handed in taken (05), a stop taken up (06).
 #include "server/worker.h"
 
 #include <sys/eventfd.h>

@@ -1,4 +1,6 @@
 // server/worker: one event-loop thread with its listener, connections and pool (chapter 01).
+// Changed in chapters 04, 05, 06: the callback loop (04), a stack, the acceptor and the inbox
+// (05), a stop taken up (06).
 // Role: run the loop (accept, read, dispatch, write, sweep timeouts), decide where each
 // handler runs (inline on this thread, on the pool, or, from chapter 04, as a coroutine on
 // the loop), route the pool's frames and the coroutines' answers back to their

@@ -1,4 +1,5 @@
 // stats/thread_stats: per-thread counters and CPU, readable from any thread (chapter 01).
+// Changed in chapters 02, 03, 04, 05: each chapter's counters.
 #include "stats/thread_stats.h"
 
 #include <nlohmann/json.hpp>

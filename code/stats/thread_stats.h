@@ -1,4 +1,5 @@
 // stats/thread_stats: per-thread counters and CPU, readable from any thread (chapter 01).
+// Changed in chapters 02, 03, 04, 05: each chapter's counters.
 // Role: every server thread registers one ThreadStats; /stats, --stats and the tests
 // read them while the server runs, to price each request on each thread.
 #pragma once

@@ -1,3 +1,3 @@
-// Catch2's main, compiled once and linked into every test binary of the project.
+// Catch2's main, compiled once and linked into every test binary of the project (chapter 01).
 #define CATCH_CONFIG_MAIN
 #include <catch2/catch.hpp>

@@ -1,7 +1,7 @@
 // chapters/01-baseline/tests/flow_test.cpp: flow control, timeouts and shutdown of stage 01
 // end to end: reading resumes after a backlog drains, a head is timed only while the
 // server reads, one 408 and nothing after a close, a bounded and punctual shutdown, and
-// fast routes that do not queue behind slow ones.
+// fast routes that do not queue behind slow ones (chapter 01).
 #include <signal.h>
 
 #include <algorithm>

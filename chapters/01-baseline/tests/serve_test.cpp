@@ -1,5 +1,5 @@
 // chapters/01-baseline/tests/serve_test.cpp: stage 01 end to end, on loopback, through the
-// real binary, in both dispatch modes (inline on the loop, and the datagram pool).
+// real binary, in both dispatch modes (chapter 01: inline on the loop, and the datagram pool).
 #include <signal.h>
 
 #include <atomic>

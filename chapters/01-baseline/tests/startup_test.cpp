@@ -1,6 +1,7 @@
 // chapters/01-baseline/tests/startup_test.cpp: how the stage binary starts, end to end: each
 // failed start after the flags are parsed is one stderr line and a documented exit status
-// (server/start_failure.h, README.md), never an abort; and it listens and drains over IPv6.
+// (server/start_failure.h, README.md), never an abort; and it listens and drains over IPv6 (chapter 01).
+// Changed in chapter 06: the dual-stack line counted in stderr, which a later stage says more in.
 // Every later stage compiles these again against its own binary.
 #include <signal.h>
 #include <sys/socket.h>

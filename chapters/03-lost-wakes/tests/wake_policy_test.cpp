@@ -1,6 +1,6 @@
 // chapters/03-lost-wakes/tests/wake_policy_test.cpp: stage 03 end to end, through the real
 // binary: both wake policies serve, /stats carries the elastic pool's counters, and a fast
-// request behind slow ones on four blocking threads is answered promptly.
+// request behind slow ones on four blocking threads is answered promptly (chapter 03).
 #include <atomic>
 #include <catch2/catch.hpp>
 #include <chrono>

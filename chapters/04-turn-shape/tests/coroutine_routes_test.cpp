@@ -1,7 +1,7 @@
 // chapters/04-turn-shape/tests/coroutine_routes_test.cpp: stage 04's coroutine handlers end
 // to end, through the real binary: /async/work (run_in_executor on the worker's pool) and
 // /async/sleep (a timer on the loop) answer under both turn shapes, in request order when
-// they finish out of order, after a client that left mid-await, and through a drain.
+// they finish out of order, after a client that left mid-await, and through a drain (chapter 04).
 #include <signal.h>
 
 #include <catch2/catch.hpp>

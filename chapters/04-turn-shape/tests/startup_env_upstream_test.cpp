@@ -1,7 +1,7 @@
 // chapters/04-turn-shape/tests/startup_env_upstream_test.cpp: how stage 04 starts, end to
 // end: an environment override it cannot use is a failed start (one line, exit 64), and an
 // upstream that refuses connections is not: one warning line, then /stats and /db give the
-// same reason while the pools keep trying. Later stages compile these again.
+// same reason while the pools keep trying (chapter 04). Later stages compile these again.
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <nlohmann/json.hpp>

@@ -1,7 +1,7 @@
 // chapters/04-turn-shape/tests/turn_flag_test.cpp: stage 04 end to end, through the real
 // binary: both turn shapes serve the earlier stages' paths in order, and on those paths the
 // worker's event loop runs no callback (connections and completions are served inside its
-// poll), so the turn shape cannot change them.
+// poll), so the turn shape cannot change them (chapter 04).
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <nlohmann/json.hpp>

@@ -3,7 +3,7 @@
 // each pipelining echoes of its own bytes, get exactly their own answers in order (a
 // deferred send carried by another worker never lands on another socket), while the stack
 // counters in /stats show that sends did contend and were deferred; and a client that never
-// reads leaves the others served, its bytes bounded by the stack's send queue.
+// reads leaves the others served, its bytes bounded by the stack's send queue (chapter 05).
 #include <signal.h>
 
 #include <catch2/catch.hpp>

@@ -1,7 +1,7 @@
 // chapters/05-stack-lock/tests/topology_flag_test.cpp: stage 05 end to end, through the real
 // binary: --topology pool deals the connections round robin from one acceptor (the accept
 // counters in /stats show it) and serves them as shard does; shard, the default, hands
-// nothing off; --stack per-worker without Onload says so once and serves on.
+// nothing off; --stack per-worker without Onload says so once and serves on (chapter 05).
 #include <signal.h>
 #include <stdlib.h>
 

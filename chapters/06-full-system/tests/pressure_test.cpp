@@ -2,7 +2,7 @@
 // bodies (issue 38), through the real binary: a pipelined flood whose clients close keeps
 // RSS within the bound the README states (connections x per-connection cap + fixed),
 // during and after; under an address-space limit a connection whose memory cannot be had
-// is closed and the server serves on; a body trickled below --body-min-rate gets 408.
+// is closed and the server serves on; a body trickled below --body-min-rate gets 408 (chapter 06).
 #include <netinet/in.h>
 #include <signal.h>
 #include <sys/resource.h>

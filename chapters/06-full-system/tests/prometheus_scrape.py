@@ -24,10 +24,10 @@ import sys
 import tempfile
 
 # Starting prometheus with the chapter's file and reading it back is the harness's module,
-# shared with the panel run (benchmarks/harness/prometheus.py).
+# shared with the panel run (benchmarks/harness/run/prometheus.py, in the harness package).
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, os.pardir,
-                                os.pardir, "benchmarks", "harness"))
-from prometheus import WAIT_S, Prometheus, PrometheusError, get  # noqa: E402
+                                os.pardir, "benchmarks"))
+from harness.run.prometheus import WAIT_S, Prometheus, PrometheusError, get  # noqa: E402
 
 REQUESTS = 5
 

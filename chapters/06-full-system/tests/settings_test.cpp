@@ -2,7 +2,7 @@
 // real binary: the full system's defaults, --like's profiles (listed, refused, each one's
 // settings), --print-config fed back through --config giving the same settings, the order in
 // which a profile, a file and a flag override each other, and the start-up line, /stats and
-// /metrics saying which profile runs.
+// /metrics saying which profile runs (chapter 06).
 #include <unistd.h>
 
 #include <catch2/catch.hpp>

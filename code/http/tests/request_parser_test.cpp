@@ -1,4 +1,5 @@
 // http/request_parser tests: framing, limits and semantics of the request parser (chapter 01).
+// Changed in chapter 06: one parsed request held at a time.
 // Role: pin every status the parser can answer with, at the byte where it must answer,
 // and show that how the bytes are split across feed() calls never changes the result.
 #include <catch2/catch.hpp>

@@ -1,6 +1,7 @@
 // pool/tests/datagram_pool_test: the chapter 01 hand-off, driven by a real reactor on the
 // test thread (which plays the loop), bounded by a watchdog; and the contract every pool
-// keeps (cancelled jobs, a bounded stop, failing handlers, backpressure), run on both.
+// keeps (cancelled jobs, a bounded stop, failing handlers, backpressure), run on both (chapter 01).
+// Changed in chapter 02: the pool contract run on the ring pool too.
 #include <atomic>
 #include <catch2/catch.hpp>
 #include <stdexcept>

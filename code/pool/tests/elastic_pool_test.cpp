@@ -2,7 +2,8 @@
 // and, where it can be switched off, failing without it: one wake per burst into a parked
 // lane, none beside a running or spinning thread, the loop's age check (and its negative
 // control), a fast job behind two long ones, the park's window forced (and the broken order
-// that sleeps through it), and the lost-wakeup stress. Every wait is bounded.
+// that sleeps through it), and the lost-wakeup stress (chapter 03). Every wait is bounded.
+// Changed in chapter 04: the idle spinner's backoff.
 #include <atomic>
 #include <catch2/catch.hpp>
 

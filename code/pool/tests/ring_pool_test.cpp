@@ -1,5 +1,5 @@
 // pool/tests/ring_pool_test: the chapter 02 ring hand-off: the lost-wakeup test, its
-// negative controls (park, unpark, the loop's wait), the wake accounting and a full ring.
+// negative controls (park, unpark, the loop's wait), the wake accounting and a full ring (chapter 02).
 // Every wait is bounded.
 #include <catch2/catch.hpp>
 

@@ -1,7 +1,7 @@
 // pool/tests/stolen_credit_test: chapter 03's stolen wake credit in the ring pool: a woken
 // thread's lane poll eats the poke sent for its parked sibling, forced every time with the
 // pool's hooks, against chapter 02's shared credit (the negative control) and the chained
-// wake that closes it. (How often the hole opens unforced, in the seed's CI shape, is
+// wake that closes it (chapter 03). (How often the hole opens unforced, in the seed's CI shape, is
 // measured by the wake-rounds probe, benchmarks/probes/wake_rounds.cpp.) Every wait is bounded.
 #include <atomic>
 #include <catch2/catch.hpp>

@@ -1,7 +1,7 @@
 // sync/tests/interpreter_lock_test: the interpreter-lock model, each behaviour of CPython's GIL
 // it claims: exclusion, a waiter let in within about a switch interval by a holder that
 // reaches checkpoints, forced switching (and, as a negative control, the re-take it stops),
-// starvation by a holder that never checks, and the release around blocking calls. Every
+// starvation by a holder that never checks, and the release around blocking calls (chapter 04). Every
 // test is bounded by a watchdog; the time bounds are liveness bounds, generous on purpose.
 #include <catch2/catch.hpp>
 

@@ -1,6 +1,6 @@
 // sync/tests/mpmc_ring_test: the chapter 02 ring, one thread at a time first (full, empty,
 // order, wrap-around, ownership of items), then a half-done push seen from outside, then
-// many producers and consumers at once, every multi-thread test bounded by a watchdog.
+// many producers and consumers at once, every multi-thread test bounded by a watchdog (chapter 02).
 #include <catch2/catch.hpp>
 
 #include <atomic>

@@ -1,6 +1,6 @@
 // chapters/01-baseline/tests/adversarial/attack_test.cpp: stage 01 under attack, end to
 // end: slow heads and bodies, a client that never reads, resets mid-request, a saturated
-// pool, SIGTERM under pipelined load. Each attack must leave the server bounded and still
+// pool, SIGTERM under pipelined load (chapter 01). Each attack must leave the server bounded and still
 // serving a normal client. Labelled `adversarial` (besides `stage`); kept short, since CI
 // runs them under the sanitizers too.
 #include <signal.h>

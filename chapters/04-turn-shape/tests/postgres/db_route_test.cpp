@@ -1,5 +1,5 @@
 // chapters/04-turn-shape/tests/postgres/db_route_test.cpp: stage 04's GET /db end to end
-// against a real PostgreSQL (run inside pg_virtualenv by code/upstream/tests/with_postgres.sh).
+// against a real PostgreSQL (chapter 04; run inside pg_virtualenv by code/upstream/tests/with_postgres.sh).
 // Role: /db answers both queries through the worker's pool and reuses its connection; 30
 // concurrent clients on a pool of 4 + 2 never hold more than 6 sessions (the pool's peak and
 // pg_stat_activity); /stats carries the pool's counters, a timeout included; a client that

@@ -1,5 +1,5 @@
 // chapters/05-stack-lock/tests/onload/own_stack_stage_test.cpp: stage 05's --stack per-worker
-// under a fake Onload (LD_PRELOAD of code/net/tests/fake_onload.cpp's library), end to end.
+// under a fake Onload (LD_PRELOAD of code/net/tests/fake_onload.cpp's library), end to end (chapter 05).
 // Role: the binary, not a Worker in a test, claims a stack per worker and moves every socket
 // it adopts: each worker says own-stack=yes, and with the pool topology the moves follow the
 // round robin (5/5). Kept out of tests/*.cpp: later stages compile those again, without the
