@@ -6,6 +6,8 @@
 namespace handoff::server {
 
 void OutQueue::push(std::string&& piece) {
+  // An empty piece is never queued: no send could take it, so it would stay at the front.
+  if (piece.empty()) return;
   bytes_ += piece.size();
   pieces_.push_back(std::move(piece));
 }

@@ -26,6 +26,7 @@ class OutQueue {
   bool empty() const noexcept { return pieces_.empty(); }
   /// Bytes queued and not yet sent.
   std::size_t bytes() const noexcept { return bytes_; }
+  /// Queue `piece` behind the others (an empty one is dropped).
   void push(std::string&& piece);
   /// Point `iov` at the front pieces, as many as fit in it and, after the first, in
   /// `max_bytes` (a piece larger than that goes alone). The pieces stay queued until consume().

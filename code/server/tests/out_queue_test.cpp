@@ -57,3 +57,13 @@ TEST_CASE("out queue: a byte budget takes whole pieces, and a piece larger than 
   REQUIRE(g.count == 1);  // larger than the budget: alone
   REQUIRE(g.bytes == 30);
 }
+
+TEST_CASE("out queue: an empty piece never stands at the front, where no send could take it", "[server][ch01]") {
+  OutQueue q;
+  q.push("abc");
+  q.push(std::string());
+  iovec iov[4];
+  const OutQueue::Gathered g = q.gather(iov);
+  q.consume(g.bytes);
+  REQUIRE(q.empty());
+}
