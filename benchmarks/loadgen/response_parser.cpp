@@ -1,100 +1,91 @@
-// loadgen/response_parser: strict, incremental HTTP/1.1 response parsing over llhttp (chapter 01).
-// Role: the llhttp callbacks and the mapping of llhttp's result to ok / closed / error.
+// loadgen/response_parser: the statuses of the responses one connection receives (chapter 01).
+// Role: interim responses skipped, each final status to the sink, and the mapping of the
+// reader's steps to ok / closed / error.
 #include "loadgen/response_parser.h"
+
+#include <string_view>
 
 namespace handoff::loadgen {
 namespace {
 
-// One settings table for every parser; llhttp requires it to outlive the parsers.
-struct Settings {
-  llhttp_settings_t table{};
-  Settings(llhttp_cb begin, llhttp_cb headers, llhttp_cb complete) {
-    llhttp_settings_init(&table);
-    table.on_message_begin = begin;
-    table.on_headers_complete = headers;
-    table.on_message_complete = complete;
-  }
-};
+using Step = http::ResponseReader::Step;
+
+// The answer to HEAD carries the headers of the GET it stands for, Content-Length
+// included, but never its bytes.
+bool every_response_bodiless(const void*, int) { return true; }
+
+http::ResponseReader::Options options_for(bool head_requests) noexcept {
+  http::ResponseReader::Options o;
+  if (head_requests) o.bodiless = &every_response_bodiless;
+  return o;
+}
 
 }  // namespace
 
 ResponseParser::ResponseParser(Sink sink, void* context, bool head_requests) noexcept
-    : sink_(sink), context_(context), head_requests_(head_requests) {
-  reset();
-}
+    : reader_(options_for(head_requests)), sink_(sink), context_(context) {}
 
 void ResponseParser::reset() noexcept {
-  static const Settings settings(&on_message_begin, &on_headers_complete, &on_message_complete);
-  llhttp_init(&parser_, HTTP_RESPONSE, &settings.table);
-  in_message_ = false;
+  reader_.reset();
   closed_ = false;
   failed_ = false;
+  refused_ = false;
 }
 
-int ResponseParser::on_message_begin(llhttp_t* parser) {
-  static_cast<ResponseParser*>(parser->data)->in_message_ = true;
-  return 0;
-}
-
-int ResponseParser::on_headers_complete(llhttp_t* parser) {
-  const auto* self = static_cast<ResponseParser*>(parser->data);
-  // 1 tells llhttp that this response has no body: the answer to HEAD carries the
-  // headers of the GET it stands for, Content-Length included, but never its bytes.
-  return self->head_requests_ ? 1 : 0;
-}
-
-int ResponseParser::on_message_complete(llhttp_t* parser) {
-  auto* self = static_cast<ResponseParser*>(parser->data);
-  self->in_message_ = false;
-  const int status = parser->status_code;
-  if (status >= 100 && status < 200 && status != 101) return 0;  // interim; the final follows
-  if (!self->sink_(self->context_, status)) {
-    llhttp_set_error_reason(parser, "response without a request waiting for it");
-    return HPE_USER;
+ResponseParser::Outcome ResponseParser::take() noexcept {
+  const http::ParsedResponse& r = reader_.response();
+  if (r.status >= 100 && r.status < 200 && r.status != 101) return Outcome::ok;  // interim; the final follows
+  if (!sink_(context_, r.status)) {
+    refused_ = true;
+    failed_ = true;
+    return Outcome::error;
   }
-  if (!llhttp_should_keep_alive(parser)) {
-    // Stop here: the bytes after a response that ends the connection are not ours to
-    // read, and llhttp would reject them as HPE_CLOSED_CONNECTION.
-    self->closed_ = true;
-    return HPE_PAUSED;
+  // A response that ends the connection ends the stream: the bytes after it are not ours
+  // to read (the reader would reject them).
+  if (!r.keep_alive) {
+    closed_ = true;
+    return Outcome::closed;
   }
-  return 0;
-}
-
-ResponseParser::Outcome ResponseParser::outcome_of(llhttp_errno_t err) noexcept {
-  if (err == HPE_OK) return closed_ ? Outcome::closed : Outcome::ok;
-  if (err == HPE_PAUSED && closed_) return Outcome::closed;
-  // Anything else, HPE_PAUSED_UPGRADE included (a 101 we never asked for), is an error.
-  failed_ = true;
-  return Outcome::error;
+  return Outcome::ok;
 }
 
 ResponseParser::Outcome ResponseParser::feed(const char* data, std::size_t size) noexcept {
   if (failed_) return Outcome::error;
   if (closed_) return Outcome::closed;
-  parser_.data = this;  // set here rather than once, so that the object may be moved
-  return outcome_of(llhttp_execute(&parser_, data, size));
+  std::string_view rest(data, size);
+  for (;;) {
+    std::size_t used = 0;
+    const Step step = reader_.feed(rest, used);
+    if (step == Step::more) return Outcome::ok;
+    if (step == Step::error) {
+      failed_ = true;
+      return Outcome::error;
+    }
+    const Outcome outcome = take();
+    if (outcome != Outcome::ok) return outcome;
+    rest.remove_prefix(used);
+  }
 }
 
 ResponseParser::Outcome ResponseParser::finish() noexcept {
   if (failed_) return Outcome::error;
   if (closed_) return Outcome::closed;
-  if (!in_message_) return Outcome::ok;
-  parser_.data = this;
-  // A body that runs to the end of the connection completes here: on_message_complete
-  // runs inside llhttp_finish and pauses (such a response never keeps the connection).
-  const llhttp_errno_t err = llhttp_finish(&parser_);
-  if ((err == HPE_OK || err == HPE_PAUSED) && !in_message_) {
-    closed_ = true;
-    return Outcome::closed;
+  switch (reader_.finish()) {
+    case Step::more:
+      return Outcome::ok;  // between responses
+    case Step::response:   // a body that ran to the end of the connection
+      if (take() == Outcome::error) return Outcome::error;
+      closed_ = true;
+      return Outcome::closed;
+    case Step::error:
+      break;
   }
   failed_ = true;
   return Outcome::error;
 }
 
 const char* ResponseParser::error_reason() const noexcept {
-  const char* reason = parser_.reason;
-  return reason ? reason : llhttp_errno_name(static_cast<llhttp_errno_t>(parser_.error));
+  return refused_ ? "response without a request waiting for it" : reader_.error_reason();
 }
 
 }  // namespace handoff::loadgen

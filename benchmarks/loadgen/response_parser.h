@@ -1,11 +1,13 @@
-// loadgen/response_parser: strict, incremental HTTP/1.1 response parsing over llhttp (chapter 01).
+// loadgen/response_parser: the statuses of the responses one connection receives (chapter 01).
 // Role: turn the bytes one connection receives into a sequence of response statuses, or
 // into an error as soon as the bytes cannot be a valid response, so that a malformed
-// response is counted at once and never waited on.
+// response is counted at once and never waited on. The reading is the library's strict
+// response reader (http/response_reader); this adds what a load generator makes of it.
 #pragma once
 
-#include <llhttp.h>
 #include <cstddef>
+
+#include "http/response_reader.h"
 
 namespace handoff::loadgen {
 
@@ -17,8 +19,8 @@ namespace handoff::loadgen {
 /// order; 1xx interim responses are skipped. feed() returns Outcome::error at the first
 /// byte that violates HTTP/1.1 (llhttp in strict mode), and Outcome::closed after a
 /// response that ends the connection (Connection: close, HTTP/1.0 without keep-alive):
-/// the bytes after that response are not looked at. It never keeps the body; its state
-/// is llhttp's fixed-size struct, so it allocates nothing after construction.
+/// the bytes after that response are not looked at. It keeps neither headers nor body,
+/// so it allocates nothing after construction.
 class ResponseParser {
  public:
   /// Called once per final response; return false to reject it (the parse then fails
@@ -46,24 +48,21 @@ class ResponseParser {
   void reset() noexcept;
 
   /// True between responses (no response has begun and not finished).
-  bool idle() const noexcept { return !in_message_; }
+  bool idle() const noexcept { return reader_.idle(); }
 
-  /// llhttp's name and reason for the error, after Outcome::error.
+  /// The reason for the error (llhttp's, or the sink's refusal), after Outcome::error.
   const char* error_reason() const noexcept;
 
  private:
-  static int on_message_begin(llhttp_t* parser);
-  static int on_headers_complete(llhttp_t* parser);
-  static int on_message_complete(llhttp_t* parser);
-  Outcome outcome_of(llhttp_errno_t err) noexcept;
+  /// What the response the reader just completed means for the connection.
+  Outcome take() noexcept;
 
-  llhttp_t parser_{};
+  http::ResponseReader reader_;
   Sink sink_;
   void* context_;
-  bool head_requests_;
-  bool in_message_ = false;
   bool closed_ = false;
   bool failed_ = false;
+  bool refused_ = false;  // the sink refused a response
 };
 
 }  // namespace handoff::loadgen

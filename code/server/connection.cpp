@@ -1,14 +1,16 @@
 // server/connection: one client connection on an event loop (chapter 01).
-// Changed in chapters 05, 06: the send path through a stack (05), read-ahead, drain and the body's clock (06).
+// Changed in chapters 05, 06: the send side chosen per connection and a stack's queue pushed
+// (05), read-ahead, drain and the body's clock (06).
 #include "server/connection.h"
 
 #include <sys/ioctl.h>
 #include <sys/socket.h>
-#include <sys/uio.h>
 
 #include <algorithm>
 #include <cerrno>
 
+#include "server/kernel_send.h"
+#include "server/stack_send.h"
 #include "server/worker.h"
 #include "stats/thread_cpu.h"
 
@@ -18,34 +20,24 @@ namespace {
 constexpr std::int64_t kLingerNs = 2'000'000'000;     // how long a closing socket drains input
 constexpr std::int64_t kDrainLingerNs = 100'000'000;  // the same while the server stops
 constexpr std::int64_t kMsToNs = 1'000'000;
-// Chapter 05: bytes a connection may leave in its stack (deferred sends not yet run and its
-// send queue) before it waits for the output edge: above the most one holder's deferral
-// list can hold (32 x 4 KiB), so a wait always has a queue behind it, whose full socket
-// buffer the kernel will signal.
-constexpr std::size_t kStackQueueLimit = 256 * 1024;
-constexpr std::size_t kStackGather = 16;  // pieces gathered into one stack send at most
 }  // namespace
 
 Connection::Connection(Worker& worker, net::Fd fd, std::uint64_t id, std::int64_t now_ns)
     : worker_(worker),
       fd_(std::move(fd)),
-      stack_(worker.stack()),
       id_(id),
       parser_(worker.options().limits),
       ticket_(std::make_shared<pool::JobTicket>(worker.options().max_unsent_bytes)),
       last_activity_ns_(now_ns) {
-  if (stack_ != nullptr) stack_socket_.emplace(fd_.get());
+  if (stack::NetworkStack* stack = worker.stack()) {
+    send_ = std::make_unique<StackSend>(*stack, fd_.get());  // chapter 05
+  } else {
+    send_ = std::make_unique<KernelSend>(fd_.get());
+  }
   worker_.reactor().add(fd_.get(), EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET, this);
 }
 
-Connection::~Connection() {
-  // Through the stack: it waits for any send of ours another thread holds, so the number is
-  // not reused under it.
-  if (stack_ != nullptr) {
-    stack_->close(*stack_socket_);
-    fd_.release();  // closed by the stack
-  }
-}
+Connection::~Connection() { send_->close(fd_); }
 
 void Connection::on_io(std::uint32_t events) {
   if (closed_) return;
@@ -58,15 +50,15 @@ void Connection::on_io(std::uint32_t events) {
   guarded([&] {
     if (events & EPOLLOUT) {
       writable_ = true;
-      if (queued_in_stack() > 0) {  // chapter 05: the socket took some: send the stack's queue
-        stack_->push(*stack_socket_, &worker_.loop_stats());
+      if (send_->queued() > 0) {  // chapter 05: the stack took some: send what it holds
+        send_->push(worker_.loop_stats());
         last_activity_ns_ = worker_.now_ns();
       }
     }
     if (events & EPOLLRDHUP) peer_shut_write_ = true;
     if (events & (EPOLLIN | EPOLLRDHUP)) readable_ = true;
     pump();
-    if (!closed_ && writable_ && (!outq_.empty() || queued_in_stack() > 0)) flush();
+    if (!closed_ && writable_ && (!out_.empty() || send_->queued() > 0)) flush();
   });
 }
 
@@ -74,7 +66,7 @@ void Connection::on_io(std::uint32_t events) {
 // here are within budget, and the pool holds no more than this connection's share.
 bool Connection::may_dispatch() const {
   return exchanges_.size() < static_cast<std::size_t>(worker_.options().max_pipeline) &&
-         out_bytes_ + held_bytes_ <= static_cast<std::size_t>(ticket_->unsent_budget) &&
+         out_.bytes() + held_bytes_ <= static_cast<std::size_t>(ticket_->unsent_budget) &&
          worker_.may_submit(jobs_in_pool_);
 }
 
@@ -92,7 +84,7 @@ bool Connection::drain_input_taken() const {
 }
 
 bool Connection::idle() {
-  return exchanges_.empty() && outq_.empty() && queued_in_stack() == 0 && parser_.ready().empty() &&
+  return exchanges_.empty() && out_.empty() && send_->queued() == 0 && parser_.ready().empty() &&
          !parser_.request_in_progress() && (draining_ ? drain_input_taken() : in_at_ == in_.size());
 }
 
@@ -330,9 +322,8 @@ void Connection::publish_front() noexcept {
 }
 
 void Connection::queue_out(std::string&& bytes) {
-  out_bytes_ += bytes.size();
   count_unsent(static_cast<std::int64_t>(bytes.size()));
-  outq_.push_back(std::move(bytes));
+  out_.push(std::move(bytes));
 }
 
 void Connection::count_unsent(std::int64_t delta) noexcept {
@@ -363,8 +354,7 @@ void Connection::advance() {
     if (exchanges_.empty()) break;
     for (std::string& bytes : exchanges_.front().held) {
       held_bytes_ -= bytes.size();
-      out_bytes_ += bytes.size();  // already counted in the ticket when it was held
-      outq_.push_back(std::move(bytes));
+      out_.push(std::move(bytes));  // already counted in the ticket when it was held
     }
     exchanges_.front().held.clear();
   }
@@ -377,57 +367,30 @@ void Connection::advance() {
 // [connection.advance]
 
 // [connection.flush]
+// The send side (server/send_side) was chosen when the connection was made: sendmsg(2) to
+// the kernel, or chapter 05's stack. Each send takes what it can from the queue's front.
 void Connection::flush() {
-  if (stack_ != nullptr) {
-    flush_through_stack();
-    return;
-  }
   bool wrote = false;
-  while (!outq_.empty() && writable_) {
-    iovec iov[64];
-    int count = 0;
-    for (auto it = outq_.begin(); it != outq_.end() && count < 64; ++it, ++count) {
-      const std::size_t skip = count == 0 ? out_offset_ : 0;
-      iov[count].iov_base = it->data() + skip;
-      iov[count].iov_len = it->size() - skip;
-    }
-    msghdr msg{};
-    msg.msg_iov = iov;
-    msg.msg_iovlen = static_cast<std::size_t>(count);
-    // sendmsg rather than writev: MSG_NOSIGNAL turns a vanished peer into EPIPE instead
-    // of a process-killing SIGPIPE, without touching process-wide signal state.
-    const ssize_t n = ::sendmsg(fd_.get(), &msg, MSG_NOSIGNAL);
-    worker_.loop_stats().add(stats::Counter::syscalls);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      if (errno == EAGAIN || errno == EWOULDBLOCK) {
-        writable_ = false;  // the output edge resumes us
-        break;
-      }
+  while (!out_.empty() && writable_) {
+    const SendSide::Sent sent = send_->send(out_, worker_.loop_stats());
+    if (sent.failed) {
       close_now();
       return;
     }
-    // [connection.flush]
-    // [connection.flush_loop]
-    last_activity_ns_ = worker_.now_ns();
-    wrote = true;
-    std::size_t left = static_cast<std::size_t>(n);
-    out_bytes_ -= left;
-    count_unsent(-static_cast<std::int64_t>(left));
-    while (left > 0) {
-      const std::size_t rest = outq_.front().size() - out_offset_;
-      if (left < rest) {
-        out_offset_ += left;
-        break;
-      }
-      left -= rest;
-      outq_.pop_front();
-      out_offset_ = 0;
+    if (sent.bytes > 0) {
+      wrote = true;
+      count_unsent(-static_cast<std::int64_t>(sent.bytes));
     }
+    if (sent.blocked) writable_ = false;  // the output edge resumes us
   }
+  if (send_->failed()) {  // a send the stack took failed later: the peer is gone
+    close_now();
+    return;
+  }
+  if (wrote) last_activity_ns_ = worker_.now_ns();
   after_flush(wrote);
 }
-// [connection.flush_loop]
+// [connection.flush]
 
 // What follows a flush: close or shut down once every answer is out, or read on.
 void Connection::after_flush(bool wrote) {
@@ -447,57 +410,10 @@ void Connection::after_flush(bool wrote) {
 // takes the lock (so the holder has run our sends) and sends the queue; what the kernel
 // still refuses then raises the output edge, which calls flush() and so this again.
 bool Connection::all_out() {
-  if (!outq_.empty()) return false;
-  if (queued_in_stack() == 0) return true;
-  return stack_->push(*stack_socket_, &worker_.loop_stats()) == 0;
+  if (!out_.empty()) return false;
+  if (send_->queued() == 0) return true;
+  return send_->push(worker_.loop_stats()) == 0;
 }
-
-// [connection.flush_stack]
-// Chapter 05: flush() through the socket's user-level stack (ServerOptions::stack_model).
-// The stack accepts every byte at once: whatever the kernel does not take waits in the
-// socket's send queue, and a send made while another worker holds the lock waits for that
-// holder to transmit it. Past kStackQueueLimit bytes in the stack this connection waits
-// for the output edge, as it waits on EAGAIN below the stack: so a client that stops
-// reading holds at most the limit plus one answer there, besides its budget in outq_.
-void Connection::flush_through_stack() {
-  stack::StackSocket& socket = *stack_socket_;
-  bool wrote = false;
-  // [connection.flush_stack]
-  // [connection.flush_stack_loop]
-  while (!outq_.empty() && writable_) {
-    if (socket.queued() > kStackQueueLimit) {
-      writable_ = false;  // the output edge pushes the queue and resumes us
-      break;
-    }
-    // One send for as many queued pieces as fit in a packet (an answer's head and body, a
-    // pipelined run), as the plain path's sendmsg takes them all; a piece larger than a
-    // packet goes alone.
-    iovec iov[kStackGather];
-    std::size_t count = 0, len = 0;
-    for (auto it = outq_.begin(); it != outq_.end() && count < kStackGather; ++it) {
-      const std::size_t skip = count == 0 ? out_offset_ : 0;
-      const std::size_t piece = it->size() - skip;
-      if (count > 0 && len + piece > stack_->pool().packet_bytes()) break;
-      iov[count++] = iovec{it->data() + skip, piece};
-      len += piece;
-    }
-    const stack::SendResult r = stack_->send(socket, std::span<const iovec>(iov, count), &worker_.loop_stats());
-    // A send(2) made here; a deferred one is the holder's, on its thread.
-    if (r.path != stack::SendPath::deferred) worker_.loop_stats().add(stats::Counter::syscalls);
-    out_bytes_ -= len;
-    count_unsent(-static_cast<std::int64_t>(len));
-    for (std::size_t i = 0; i < count; ++i) outq_.pop_front();
-    out_offset_ = 0;
-    wrote = true;
-  }
-  if (socket.error() != 0) {  // a transmit failed: the peer is gone
-    close_now();
-    return;
-  }
-  if (wrote) last_activity_ns_ = worker_.now_ns();
-  after_flush(wrote);
-}
-// [connection.flush_stack_loop]
 
 // A plain close() with unread input makes the kernel send a reset, which can destroy
 // the error response still in flight. So: shut our side, read and discard until the
@@ -564,7 +480,7 @@ void Connection::sweep(std::int64_t now) {
   if (now - last_activity_ns_ > o.idle_timeout_ms * kMsToNs) {
     if (exchanges_.empty() && parser_.request_in_progress() && wants_to_read()) {
       reject(408, "the request body stopped arriving");
-    } else if (idle() || !outq_.empty() || queued_in_stack() > 0) {
+    } else if (idle() || !out_.empty() || send_->queued() > 0) {
       close_now();  // an idle keep-alive connection, or a client that stopped reading
     }
   }

@@ -1,5 +1,6 @@
 // server/connection: one client connection on an event loop (chapter 01).
-// Changed in chapters 05, 06: the send path through a stack (05), read-ahead, drain and the body's clock (06).
+// Changed in chapters 05, 06: the send side chosen per connection (05), read-ahead, drain and
+// the body's clock (06).
 // Role: read bytes into the request parser, hand each request to the worker, and write
 // the answers back in request order (pipelining), however many threads produced them and
 // in whatever order they finished; bound what one client can make the server hold;
@@ -10,7 +11,6 @@
 #include <deque>
 #include <memory>
 #include <new>
-#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -20,7 +20,8 @@
 #include "net/fd.h"
 #include "pool/job.h"
 #include "reactor/reactor.h"
-#include "stack/network_stack.h"
+#include "server/out_queue.h"
+#include "server/send_side.h"
 
 namespace handoff::server {
 
@@ -61,7 +62,7 @@ class Worker;
 class Connection final : public reactor::IoHandler {
  public:
   Connection(Worker& worker, net::Fd fd, std::uint64_t id, std::int64_t now_ns);
-  /// Closes the socket (through its stack, when it sends through one).
+  /// Closes the socket (through its send side: a stack closes it under its lock).
   ~Connection();
   Connection(const Connection&) = delete;
   Connection& operator=(const Connection&) = delete;
@@ -125,10 +126,8 @@ class Connection final : public reactor::IoHandler {
   void count_unsent(std::int64_t delta) noexcept;
   void advance();
   void flush();
-  void flush_through_stack();
   void after_flush(bool wrote);
   bool all_out();
-  std::size_t queued_in_stack() const noexcept { return stack_ == nullptr ? 0 : stack_socket_->queued(); }
   void start_lingering_close();
   bool may_dispatch() const;
   bool wants_to_read();
@@ -136,15 +135,14 @@ class Connection final : public reactor::IoHandler {
 
   Worker& worker_;
   net::Fd fd_;
-  stack::NetworkStack* stack_;                       // chapter 05: null unless the model is on
-  std::optional<stack::StackSocket> stack_socket_;  // this socket in stack_ (set with it)
+  // Where answers go, chosen when the connection is made: the kernel, or (chapter 05) the
+  // worker's user-level stack model.
+  std::unique_ptr<SendSide> send_;
   std::uint64_t id_;
   http::RequestParser parser_;
   std::deque<Exchange> exchanges_;
   std::uint64_t next_seq_ = 0;
-  std::deque<std::string> outq_;  // bytes ready to write, in order
-  std::size_t out_offset_ = 0;    // bytes of outq_.front() already written
-  std::size_t out_bytes_ = 0;     // bytes in outq_ not yet written
+  OutQueue out_;                  // bytes ready to write, in order
   std::size_t held_bytes_ = 0;    // bytes in every exchange's `held`
   std::shared_ptr<pool::JobTicket> ticket_;
   int jobs_in_pool_ = 0;

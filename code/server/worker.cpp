@@ -1,5 +1,6 @@
 // server/worker: one event-loop thread with its listener, connections and pool (chapter 01).
-// Changed in chapters 04, 05, 06: the callback loop (04), a stack and the acceptor (05), a stop taken up (06).
+// Changed in chapters 04, 05, 06: the callback loop (04), an Onload stack of its own and the
+// sockets handed in taken (05), a stop taken up (06).
 #include "server/worker.h"
 
 #include <sys/eventfd.h>
@@ -14,7 +15,6 @@
 #include <string>
 #include <system_error>
 
-#include "server/loop_responder.h"
 #include "server/start_failure.h"
 #include "stats/thread_cpu.h"
 
@@ -23,13 +23,6 @@ namespace handoff::server {
 namespace {
 constexpr std::int64_t kMsToNs = 1'000'000;
 constexpr std::int64_t kAcceptBackoffNs = 100 * kMsToNs;
-
-/// Applies an inline handler's answer to its connection at once.
-struct ApplyInline {
-  Connection& conn;
-  std::uint64_t seq;
-  void operator()(pool::Frame::Kind kind, http::Response&& r) const { conn.apply(seq, kind, std::move(r)); }
-};
 }  // namespace
 
 Worker::Worker(const ServerOptions& options, int index, const app::Router& router, stats::Registry& registry,
@@ -49,7 +42,8 @@ Worker::Worker(const ServerOptions& options, int index, const app::Router& route
       sweep_interval_ns_(std::clamp<std::int64_t>(
           std::min({options.header_timeout_ms, options.idle_timeout_ms, options.body_timeout_ms}) * kMsToNs / 4,
           5 * kMsToNs, 1000 * kMsToNs)),
-      index_(index) {
+      index_(index),
+      inbox_(event_loop_.get(), loop_stats_, [this](net::Fd fd) { take_handed_in(std::move(fd)); }) {
   if (!stop_fd_) throw std::system_error(errno, std::generic_category(), "eventfd");
   if (router_.has_coroutine_routes() && !event_loop_) {
     throw std::invalid_argument("coroutine routes run on an event loop: set ServerOptions::event_loop");
@@ -168,14 +162,7 @@ void Worker::finish_loop() {
   closed_.clear();
   // Chapter 05: sockets handed in that no turn will take are closed here, and any handed in
   // from now on are closed by hand_in() itself.
-  std::vector<net::Fd> left;
-  {
-    std::lock_guard lock(inbox_mu_);
-    inbox_closed_ = true;
-    left.swap(inbox_);
-  }
-  loop_stats_.add(stats::Counter::handins_closed, left.size());
-  left.clear();
+  inbox_.close();
   loop_stats_.detach_current_thread();
 }
 
@@ -212,7 +199,7 @@ void Worker::on_accept() {
       case net::Listener::Accept::ok:
         loop_stats_.add(stats::Counter::accepts);
         try {
-          hand_accepted(std::move(fd));
+          acceptor_.deal(std::move(fd), *this);
         } catch (const std::bad_alloc&) {
           // Out of memory: this client is refused (its socket closes); those served go on.
         }
@@ -232,140 +219,15 @@ void Worker::on_accept() {
   }
 }
 
-// Chapter 05's pool topology: the acceptor deals its accepted sockets round robin, keeping
-// its own share and posting the others into their workers' loops.
-void Worker::hand_accepted(net::Fd fd) {
-  if (accept_targets_.empty()) {
-    adopt(std::move(fd));
+// Chapter 05: a socket the pool topology's acceptor handed in, taken on this loop.
+void Worker::take_handed_in(net::Fd fd) {
+  if (draining_) {  // stopping: take nothing new, as the closed listener takes nothing
+    loop_stats_.add(stats::Counter::handins_closed);
+    loop_stats_.add(stats::Counter::syscalls);  // the close, as fd goes out of scope
     return;
   }
-  Worker* target = accept_targets_[next_target_++ % accept_targets_.size()];
-  if (target == this) {
-    adopt(std::move(fd));
-    return;
-  }
-  loop_stats_.add(stats::Counter::conns_handed_off);
-  target->hand_in(std::move(fd));
+  adopt(std::move(fd));
 }
-
-void Worker::hand_in(net::Fd fd) {
-  net::Fd refused;  // closed on return, outside the lock
-  bool post = false;
-  {
-    std::lock_guard lock(inbox_mu_);
-    if (inbox_closed_ || !event_loop_) {
-      refused = std::move(fd);
-    } else {
-      post = inbox_.empty();  // else a take already posted will take this one too
-      inbox_.push_back(std::move(fd));
-    }
-  }
-  if (refused) {
-    loop_stats_.add(stats::Counter::handins_closed);  // a relaxed counter: any thread may bump it
-    return;
-  }
-  // The loop outlives every caller: the Server joins the acceptor's thread before it
-  // destroys any worker, and a post the loop never runs is destroyed with it.
-  if (post) event_loop_->call_soon_threadsafe([this] { take_handed_in(); });
-}
-
-void Worker::take_handed_in() {
-  std::vector<net::Fd> taken;
-  {
-    std::lock_guard lock(inbox_mu_);
-    taken.swap(inbox_);
-  }
-  for (net::Fd& fd : taken) {
-    if (draining_) {  // stopping: take nothing new, as the closed listener takes nothing
-      loop_stats_.add(stats::Counter::handins_closed);
-      loop_stats_.add(stats::Counter::syscalls);  // the close
-      fd.reset();
-      continue;
-    }
-    adopt(std::move(fd));
-  }
-}
-
-// [worker.dispatch]
-void Worker::dispatch(Connection& conn, std::uint64_t seq, http::Request&& request) {
-  const app::Router::Match match = router_.find(request.method, request.path());
-  if (match.handler == nullptr && match.coroutine == nullptr) {
-    http::Response r;
-    r.status = match.status;
-    r.body = std::string(http::reason_phrase(match.status)) + "\n";
-    conn.apply(seq, pool::Frame::Kind::whole, std::move(r));
-    return;
-  }
-  if (match.coroutine != nullptr) {  // chapter 04: on this loop, as a coroutine
-    coroutines_->spawn(run_coroutine(conn.id(), seq, std::move(request), *match.coroutine));
-    return;
-  }
-  // A route that never blocks runs here even in pool mode: queued behind slow jobs it
-  // would wait for them, and it costs less than the hand-off would.
-  if (options_.dispatch == Dispatch::inline_on_loop || !pool_ || (match.never_blocks && !options_.pool_all_routes)) {
-    run_inline(conn, seq, request, *match.handler);
-    return;
-  }
-  if (conn.jobs_in_pool() == 0) ++busy_connections_;
-  conn.job_submitted();
-  pool_->submit(new pool::Job{conn.id(), seq, std::move(request), match.handler, conn.ticket()});
-}
-
-bool Worker::may_submit(int jobs_in_pool) const noexcept {
-  if (!pool_ || options_.dispatch == Dispatch::inline_on_loop || jobs_in_pool == 0) return true;
-  const int share = 2 * options_.blocking_threads / std::max(1, busy_connections_);
-  return jobs_in_pool < std::max(1, share);
-}
-
-void Worker::job_finished(bool conn_idle) noexcept {
-  if (conn_idle) --busy_connections_;
-}
-
-void Worker::on_frame(pool::Frame& frame) {
-  const auto it = connections_.find(frame.conn_id);
-  if (it == connections_.end()) return;  // the connection has gone: drop its answer
-  Connection& conn = *it->second;
-  conn.guarded([&] { conn.apply_pooled(frame); });
-}
-// [worker.dispatch]
-
-// A handler that fails is answered by LoopResponder::finish (server/loop_responder.h).
-void Worker::run_inline(Connection& conn, std::uint64_t seq, const http::Request& request,
-                        const http::Handler& handler) {
-  LoopResponder responder(ApplyInline{conn, seq});
-  std::exception_ptr error;
-  try {
-    handler(request, responder);
-  } catch (...) {
-    error = std::current_exception();
-  }
-  responder.finish(std::move(error), request, loop_stats_);
-}
-
-// [worker.coroutine]
-// The coroutine's frame holds the request and the responder for as long as the handler
-// runs. Its answer is routed by connection id and exchange sequence, as a pool's frames
-// are: the connection may have closed while it waited, and then the answer goes nowhere.
-evloop::Task<void> Worker::run_coroutine(std::uint64_t conn_id, std::uint64_t seq, http::Request request,
-                                         const app::CoroutineHandler& handler) {
-  LoopResponder responder(
-      [this, conn_id, seq](pool::Frame::Kind kind, http::Response&& r) { apply_to(conn_id, seq, kind, std::move(r)); });
-  std::exception_ptr error;
-  try {
-    co_await handler(request, responder, *coroutine_context_);
-  } catch (...) {
-    error = std::current_exception();
-  }
-  responder.finish(std::move(error), request, loop_stats_);
-}
-
-void Worker::apply_to(std::uint64_t conn_id, std::uint64_t seq, pool::Frame::Kind kind, http::Response&& response) {
-  const auto it = connections_.find(conn_id);
-  if (it == connections_.end()) return;  // the connection has gone: drop its answer
-  Connection& conn = *it->second;
-  conn.guarded([&] { conn.apply(seq, kind, std::move(response)); });
-}
-// [worker.coroutine]
 
 void Worker::close(Connection& conn) {
   if (conn.jobs_in_pool() > 0) --busy_connections_;  // its remaining frames will be dropped

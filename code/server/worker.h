@@ -1,11 +1,13 @@
 // server/worker: one event-loop thread with its listener, connections and pool (chapter 01).
-// Changed in chapters 04, 05, 06: the callback loop (04), a stack and the acceptor (05), a stop taken up (06).
+// Changed in chapters 04, 05, 06: the callback loop (04), a stack, the acceptor and the inbox
+// (05), a stop taken up (06).
 // Role: run the loop (accept, read, dispatch, write, sweep timeouts), decide where each
 // handler runs (inline on this thread, on the pool, or, from chapter 04, as a coroutine on
 // the loop), route the pool's frames and the coroutines' answers back to their
-// connections, and drain gracefully on request. From chapter 05 a worker may also be the
-// pool topology's acceptor, dealing its accepted sockets to the others, or take the sockets
-// an acceptor hands it (hand_in), and may claim an Onload stack of its own.
+// connections (those routes are server/dispatch.cpp), and drain gracefully on request.
+// From chapter 05 a worker may also be the pool topology's acceptor (server/acceptor), or
+// take the sockets an acceptor hands it (server/socket_inbox), and may claim an Onload
+// stack of its own.
 #pragma once
 
 #include <array>
@@ -14,7 +16,6 @@
 #include <exception>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <span>
 #include <string_view>
@@ -32,8 +33,10 @@
 #include "net/onload_ext.h"
 #include "pool/handler_pool.h"
 #include "reactor/reactor.h"
+#include "server/acceptor.h"
 #include "server/connection.h"
 #include "server/options.h"
+#include "server/socket_inbox.h"
 #include "stats/thread_stats.h"
 
 namespace handoff::server {
@@ -82,16 +85,16 @@ class Worker final : public pool::FrameSink, evloop::PollHooks {
   /// it first, before anything reads it. Loop thread.
   std::uint64_t adopt(net::Fd fd);
   /// Chapter 05, the pool topology: any thread hands this worker an accepted socket, which
-  /// its loop adopts in a callback posted with call_soon_threadsafe. A worker that is
-  /// draining closes it unserved at that callback, and one whose loop has finished closes it
-  /// at once, so a socket in flight to a stopping worker is closed, never leaked. Needs an
-  /// event loop (options.event_loop); without one the socket is closed.
-  void hand_in(net::Fd fd);
+  /// its loop adopts in a callback posted with call_soon_threadsafe (server/socket_inbox). A
+  /// worker that is draining closes it unserved at that callback, and one whose loop has
+  /// finished closes it at once, so a socket in flight to a stopping worker is closed, never
+  /// leaked. Needs an event loop (options.event_loop); without one the socket is closed.
+  void hand_in(net::Fd fd) { inbox_.hand_in(std::move(fd)); }
   /// Chapter 05, the pool topology: make this worker the acceptor for `targets` (itself
   /// included, normally): its n-th accepted socket goes to targets[n % size], adopted
-  /// directly when that is this worker, else through that worker's hand_in(). Empty (the
-  /// default): it adopts what it accepts. Before start_loop().
-  void accept_for(std::vector<Worker*> targets) { accept_targets_ = std::move(targets); }
+  /// directly when that is this worker, else through that worker's hand_in()
+  /// (server/acceptor). Empty (the default): it adopts what it accepts. Before start_loop().
+  void accept_for(std::vector<Worker*> targets) { acceptor_.deal_to(std::move(targets)); }
   /// Whether this worker claimed its own Onload stack at start_loop() (per_worker, under
   /// Onload, and Onload said yes).
   bool own_stack() const noexcept { return own_stack_; }
@@ -142,8 +145,7 @@ class Worker final : public pool::FrameSink, evloop::PollHooks {
     void on_io(std::uint32_t) override { (worker->*fn)(); }
   };
   void on_accept();
-  void hand_accepted(net::Fd fd);
-  void take_handed_in();
+  void take_handed_in(net::Fd fd);
   void on_stop_requested();
   void sweep(std::int64_t now);
   int wait_timeout_ms() const;
@@ -198,14 +200,10 @@ class Worker final : public pool::FrameSink, evloop::PollHooks {
   stack::NetworkStack* stack_ = nullptr;  // chapter 05: see send_through()
   net::OnloadExt onload_;                 // looked up at start_loop(), only with options.stack = per_worker
   bool own_stack_ = false;
-  std::vector<Worker*> accept_targets_;  // the pool topology's acceptor: whom it hands to
-  std::size_t next_target_ = 0;
-  // The sockets handed in and not yet taken. hand_in() appends under the lock and posts one
-  // take when it made the inbox non-empty (a take already posted takes the later ones too);
-  // finish_loop() closes the inbox, after which hand_in() closes what it is given.
-  std::mutex inbox_mu_;
-  std::vector<net::Fd> inbox_;  // guarded by inbox_mu_
-  bool inbox_closed_ = false;   // guarded by inbox_mu_
+  Acceptor acceptor_;  // the pool topology's dealing, when this worker accepts for others
+  // The sockets handed in and not yet taken; finish_loop() closes it, after which hand_in()
+  // closes what it is given.
+  SocketInbox inbox_;
 };
 
 }  // namespace handoff::server

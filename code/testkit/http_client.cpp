@@ -1,11 +1,9 @@
 // testkit/http_client: a blocking loopback HTTP/1.1 client for end-to-end tests (chapter 01).
 #include "testkit/http_client.h"
 
-#include "http/ascii.h"
 #include "net/listen_address.h"
 
 #include <arpa/inet.h>
-#include <llhttp.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <sys/socket.h>
@@ -15,13 +13,6 @@
 #include <stdexcept>
 
 namespace handoff::testkit {
-
-const std::string* ParsedResponse::header(std::string_view name) const {
-  for (const auto& h : headers) {
-    if (http::ascii_iequals(h.name, name)) return &h.value;
-  }
-  return nullptr;
-}
 
 Client::Client(int port) : Client("127.0.0.1", port) {}
 
@@ -68,84 +59,32 @@ bool Client::fill(std::chrono::steady_clock::time_point deadline) {
   return true;
 }
 
-namespace {
-/// What llhttp's callbacks build while they parse one response.
-struct ParseState {
-  ParsedResponse response;
-  std::string field;
-  bool in_value = false;
-  bool head_request = false;
-  bool complete = false;
-};
-
-ParseState& state(llhttp_t* p) { return *static_cast<ParseState*>(p->data); }
-
-int on_header_field(llhttp_t* p, const char* at, std::size_t len) {
-  auto& s = state(p);
-  if (s.in_value) {
-    s.field.clear();
-    s.in_value = false;
-  }
-  s.field.append(at, len);
-  return 0;
-}
-int on_header_value(llhttp_t* p, const char* at, std::size_t len) {
-  auto& s = state(p);
-  if (!s.in_value) {
-    s.response.headers.push_back({s.field, ""});
-    s.in_value = true;
-  }
-  s.response.headers.back().value.append(at, len);
-  return 0;
-}
-int on_headers_complete(llhttp_t* p) {
-  auto& s = state(p);
-  s.response.status = llhttp_get_status_code(p);
-  s.response.version_minor = llhttp_get_http_minor(p);
-  return s.head_request ? 1 : 0;  // 1: this response has no body
-}
-int on_body(llhttp_t* p, const char* at, std::size_t len) {
-  state(p).response.body.append(at, len);
-  return 0;
-}
-int on_message_complete(llhttp_t* p) {
-  auto& s = state(p);
-  s.complete = true;
-  s.response.keep_alive = llhttp_should_keep_alive(p) != 0;
-  return HPE_PAUSED;  // stop right after this message so the rest stays buffered
-}
-}  // namespace
-
 std::optional<ParsedResponse> Client::read_response(std::chrono::milliseconds limit, bool head_request) {
   const auto deadline = std::chrono::steady_clock::now() + limit;
-  llhttp_settings_t settings;
-  llhttp_settings_init(&settings);
-  settings.on_header_field = on_header_field;
-  settings.on_header_value = on_header_value;
-  settings.on_headers_complete = on_headers_complete;
-  settings.on_body = on_body;
-  settings.on_message_complete = on_message_complete;
+  http::ResponseReader reader({.keep_headers = true,
+                               .keep_body = true,
+                               .bodiless = [](const void* head, int) { return *static_cast<const bool*>(head); },
+                               .context = &head_request});
+  // The reader takes what has arrived, then each read as it comes; the bytes stay in
+  // buffer_ until a response completes, so leftover() shows them.
+  std::size_t fed = 0;
   for (;;) {
-    // Re-parse the whole buffer each time: simple, and tests are small.
-    ParseState s;
-    s.head_request = head_request;
-    llhttp_t parser;
-    llhttp_init(&parser, HTTP_RESPONSE, &settings);
-    parser.data = &s;
-    const llhttp_errno_t err = llhttp_execute(&parser, buffer_.data(), buffer_.size());
-    if (s.complete) {
-      const char* stop = llhttp_get_error_pos(&parser);
-      buffer_.erase(0, static_cast<std::size_t>(stop - buffer_.data()));
-      return std::move(s.response);
+    std::size_t used = 0;
+    switch (reader.feed(std::string_view(buffer_).substr(fed), used)) {
+      case http::ResponseReader::Step::response:
+        buffer_.erase(0, fed + used);
+        return reader.response();
+      case http::ResponseReader::Step::error:
+        return std::nullopt;  // malformed response
+      case http::ResponseReader::Step::more:
+        fed = buffer_.size();
+        break;
     }
-    if (err != HPE_OK) return std::nullopt;  // malformed response
     if (!fill(deadline)) {
       // EOF may end a body delimited by the close.
-      if (llhttp_message_needs_eof(&parser) && llhttp_finish(&parser) == HPE_PAUSED && s.complete) {
-        buffer_.clear();
-        return std::move(s.response);
-      }
-      return std::nullopt;
+      if (reader.finish() != http::ResponseReader::Step::response) return std::nullopt;
+      buffer_.clear();
+      return reader.response();
     }
   }
 }

@@ -1,28 +1,20 @@
 // testkit/http_client: a blocking loopback HTTP/1.1 client for end-to-end tests (chapter 01).
 // Role: send exact bytes (whole, split, one at a time) and read back strictly parsed
-// responses (llhttp in response mode), with a deadline on every read.
+// responses (http/response_reader), with a deadline on every read.
 #pragma once
 
 #include <chrono>
 #include <optional>
 #include <string>
 #include <string_view>
-#include <vector>
 
-#include "http/request.h"
+#include "http/response_reader.h"
 #include "net/fd.h"
 
 namespace handoff::testkit {
 
-/// One response as the client parsed it.
-struct ParsedResponse {
-  int status = 0;
-  int version_minor = 1;
-  std::vector<http::Header> headers;
-  std::string body;  // de-chunked
-  bool keep_alive = true;
-  const std::string* header(std::string_view name) const;
-};
+/// One response as the client parsed it, headers and (de-chunked) body kept.
+using ParsedResponse = http::ParsedResponse;
 
 using namespace std::chrono_literals;
 

@@ -6,8 +6,9 @@ Role: keep code/ layered, lowest first:
     config  net  http  stats  sync  stack  reactor  pool  evloop  upstream  app  server
 
 A file in one area may include its own area and any area listed before it, never one after
-it: pool/ and app/ must not include server/, so a type both need lives below both. Tests,
-fuzz targets and testkit/ (the helpers tests use) are outside the layering.
+it: pool/ and app/ must not include server/, so a type both need lives below both. Tests
+(<area>/tests/), fuzz/ (the fuzz targets) and testkit/ (the helpers tests use) are outside
+the layering.
 
     check_layers.py CODE_DIR          exit 1 and name each upward include
     check_layers.py --self-test       show that an upward include is caught
@@ -18,7 +19,7 @@ import sys
 import tempfile
 
 LAYERS = ["config", "net", "http", "stats", "sync", "stack", "reactor", "pool", "evloop", "upstream", "app", "server"]
-OUTSIDE = {"tests", "fuzz"}  # directories whose files the layering does not bind
+OUTSIDE = {"tests"}  # directories inside an area whose files the layering does not bind
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([a-z_]+)/')
 
 

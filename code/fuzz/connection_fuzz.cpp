@@ -1,8 +1,10 @@
-// server/connection fuzz: one whole connection, its bytes, cuts, clock and client from the input (chapter 01).
+// fuzz/connection_fuzz: one whole server connection, its bytes, cuts, clock and client from the input (chapter 01).
 // Changed in chapters 02, 04: the ring pool (02), the callback loop (04).
 // Role: a libFuzzer target for the connection state machine (pipelining, bodies, limits,
 // timeouts, half-close, a client that stops reading, drain), inline (on the plain loop and
 // on stage 04's callback loop) and over both pools, that checks what the client receives against what it sent.
+// This file plays the input's script; the application is fuzz/connection_app, the pool's
+// tally fuzz/tallied_pool, and the oracle that checks the answers fuzz/connection_oracle.
 //
 // A Worker is driven turn by turn through its seam (start_loop, adopt, run_turn with a
 // fake clock) with one end of a socketpair; the other end is the client. Every handler
@@ -10,7 +12,7 @@
 // answers can be matched to the requests: the requests are what an independent
 // RequestParser makes of every byte the client got into the socket, in one piece (the
 // request-parser target checks that cutting the bytes cannot change that). The invariants:
-//   - the bytes received are a valid response stream (llhttp, strict), one final answer
+//   - the bytes received are a valid response stream (http/response_reader), one final answer
 //     per request, in request order, each the answer of its request (status, version,
 //     body, framing), a HEAD's without a body; a 100 Continue only before the answer of
 //     a request that asked for one (or of the request still being read);
@@ -30,27 +32,21 @@
 // client stops or resumes reading, H it shuts its sending side, D the server is told to
 // drain, 0xff a literal 0xff. The third byte's high bits may also ask for a cut after
 // every few bytes.
-#include <llhttp.h>
 #include <sys/socket.h>
 
 #include <algorithm>
 #include <cerrno>
-#include <charconv>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
-#include <cstdio>
-#include <cstdlib>
-#include <deque>
-#include <limits>
 #include <memory>
 #include <string>
-#include <string_view>
 #include <utility>
 
-#include "app/router.h"
-#include "http/request_parser.h"
-#include "http/response.h"
+#include "fuzz/connection_app.h"
+#include "fuzz/connection_oracle.h"
+#include "fuzz/connection_require.h"
+#include "fuzz/tallied_pool.h"
 #include "net/fd.h"
 #include "net/listener.h"
 #include "pool/datagram_pool.h"
@@ -63,112 +59,14 @@
 namespace {
 
 using namespace handoff;
+using fuzz::fail;
+using fuzz::require;
+using fuzz::routes;
+using fuzz::TalliedPool;
 
 constexpr std::int64_t kMsToNs = 1'000'000;
 constexpr std::uint8_t kStep = 0xff;
 constexpr int kAdvanceMs[8] = {1, 10, 40, 100, 250, 600, 1500, 3000};
-constexpr std::size_t kNever = std::numeric_limits<std::size_t>::max();
-
-[[noreturn]] void fail(const char* what) {
-  std::fprintf(stderr, "connection fuzz: %s\n", what);
-  std::abort();
-}
-
-void require(bool ok, const char* what) {
-  if (!ok) fail(what);
-}
-
-// The application: every answer names the request it answers.
-
-std::string echo(const http::Request& r) {
-  return r.method + " " + r.target + " 1." + std::to_string(r.version_minor) + " " + std::to_string(r.body.size()) +
-         "\n" + r.body;
-}
-
-/// GET /b?n=N pads its answer with N bytes (at most 16 KiB): enough to fill a small
-/// socket buffer, so the server meets a client that does not keep up.
-std::size_t padding(const http::Request& r) {
-  const std::string_view text = r.query("n");
-  std::size_t n = 0;
-  std::from_chars(text.data(), text.data() + text.size(), n);
-  return std::min<std::size_t>(n, 16 * 1024);
-}
-
-/// The body of the answer to `r`, whose route exists.
-std::string answer(const http::Request& r) {
-  if (r.path() == "/s") return echo(r) + "end\n";
-  if (r.path() == "/b") return echo(r) + std::string(padding(r), 'x');
-  return echo(r);
-}
-
-/// /e, /b (never block: inline even in pool mode), /p (to the pool in pool mode), and /s,
-/// a stream of three chunks (one empty) sent to the pool too.
-const app::Router& routes() {
-  static const app::Router router = [] {
-    app::Router r;
-    const http::Handler whole = [](const http::Request& req, http::Responder& out) {
-      http::Response a;
-      a.body = answer(req);
-      out.send(std::move(a));
-    };
-    const http::Handler stream = [](const http::Request& req, http::Responder& out) {
-      out.start_stream(200, "text/plain");
-      out.send_chunk(echo(req));
-      out.send_chunk("");
-      out.send_chunk("end\n");
-      out.end_stream();
-    };
-    constexpr bool kNeverBlocks = true;
-    r.add("GET", "/e", whole, kNeverBlocks);
-    r.add("POST", "/e", whole, kNeverBlocks);
-    r.add("GET", "/b", whole, kNeverBlocks);
-    r.add("GET", "/p", whole);
-    r.add("POST", "/p", whole);
-    r.add("GET", "/s", stream);
-    return r;
-  }();
-  return router;
-}
-
-/// A real pool behind a tally of its jobs, so the driver can run the loop until every job
-/// it handed over has answered: each cut then ends in the same state whatever the pool
-/// thread's timing, and an input replays the same exchange of events.
-class TalliedPool final : public pool::HandlerPool, public pool::FrameSink {
- public:
-  explicit TalliedPool(std::unique_ptr<pool::HandlerPool> inner) : inner_(std::move(inner)) {}
-  void bind(reactor::Reactor& reactor, pool::FrameSink& sink, stats::Registry& registry,
-            stats::ThreadStats& loop_stats) override {
-    sink_ = &sink;
-    inner_->bind(reactor, *this, registry, loop_stats);
-  }
-  void submit(pool::Job* job) override {
-    ++submitted_;
-    ticket_ = job->ticket;
-    inner_->submit(job);
-  }
-  bool ready_to_wait() override { return inner_->ready_to_wait(); }
-  void before_nonblocking_poll() override { inner_->before_nonblocking_poll(); }
-  void after_wait() override { inner_->after_wait(); }
-  std::size_t stop(std::int64_t deadline_ns) override { return inner_->stop(deadline_ns); }
-  void on_frame(pool::Frame& frame) override {
-    if (frame.kind != pool::Frame::Kind::stream_head && frame.kind != pool::Frame::Kind::chunk) ++answered_;
-    sink_->on_frame(frame);
-  }
-  /// Jobs out whose answer the connection still waits for. Once its ticket is cancelled a
-  /// job may be dropped unrun and never answer, and nobody waits for it any more.
-  bool busy() const {
-    // relaxed: the loop thread raised the flag itself (the connection closing); this
-    // thread reads its own store.
-    return answered_ < submitted_ && !(ticket_ && ticket_->cancelled.load(std::memory_order_relaxed));
-  }
-
- private:
-  std::unique_ptr<pool::HandlerPool> inner_;
-  pool::FrameSink* sink_ = nullptr;
-  std::shared_ptr<pool::JobTicket> ticket_;
-  std::uint64_t submitted_ = 0;
-  std::uint64_t answered_ = 0;
-};
 
 /// The first three bytes of an input: where handlers run, the limits, the timeouts.
 struct Config {
@@ -236,7 +134,11 @@ class Run {
   }
 
   void play(const std::uint8_t* data, std::size_t size);
-  void check() const;
+  /// Hold what the client received against what it sent (fuzz/connection_oracle).
+  void check() const {
+    fuzz::check_answers(
+        fuzz::Transcript{config_.options.limits, sent_, got_, eof_, before_clock_, cut_excused_, drain_requested_});
+  }
   void tear_down();
 
  private:
@@ -262,7 +164,7 @@ class Run {
   bool shut_ = false;
   bool cut_excused_ = false;  // answers may be cut short (see the invariants)
   bool drain_requested_ = false;
-  std::size_t before_clock_ = kNever;  // bytes received before the clock first moved
+  std::size_t before_clock_ = fuzz::kClockNeverMoved;  // bytes received before the clock first moved
 };
 
 void Run::send_pending() {
@@ -321,7 +223,7 @@ void Run::settle() {
 // The bytes before the step arrive first; then the time passes.
 void Run::advance(int ms) {
   settle();
-  if (before_clock_ == kNever) before_clock_ = got_.size();
+  if (before_clock_ == fuzz::kClockNeverMoved) before_clock_ = got_.size();
   if (!reading_ || drain_requested_) cut_excused_ = true;
   fake_now_ += ms * kMsToNs;
   settle();
@@ -376,131 +278,6 @@ void Run::play(const std::uint8_t* data, std::size_t size) {
   const int beyond = config_.options.header_timeout_ms + config_.options.idle_timeout_ms + 2100;
   for (int i = 0; i < 4 && !eof_; ++i) advance(beyond);
   require(eof_, "the connection outlived every timeout");
-}
-
-bool parser_error(int status) {
-  return status == 400 || status == 413 || status == 414 || status == 431 || status == 501 || status == 505;
-}
-
-/// What the strict parser saw of one response.
-struct Seen {
-  int status = 0;
-  int minor = 0;
-  bool keep_alive = false;
-  std::string body;
-};
-
-struct Reader {
-  const std::deque<http::Request>* requests = nullptr;
-  std::size_t finals = 0;  // final (non-1xx) answers completed so far
-  Seen seen;
-};
-
-int on_message_begin(llhttp_t* p) {
-  static_cast<Reader*>(p->data)->seen = Seen{};
-  return 0;
-}
-int on_body(llhttp_t* p, const char* at, std::size_t length) {
-  static_cast<Reader*>(p->data)->seen.body.append(at, length);
-  return 0;
-}
-// The parser must be told which answers are to HEAD: they carry a length and no body.
-int on_headers_complete(llhttp_t* p) {
-  const Reader& r = *static_cast<Reader*>(p->data);
-  // An error answer (408, or the parser's) always carries its body: it may stand where a
-  // HEAD was still arriving when the server gave up on it.
-  if (p->status_code / 100 == 1 || p->status_code == 408 || parser_error(p->status_code)) return 0;
-  return r.finals < r.requests->size() && (*r.requests)[r.finals].is_head() ? 1 : 0;
-}
-// Every answer pauses the parser, so the driver learns where each one ends, to the byte.
-int on_message_complete(llhttp_t* p) {
-  Seen& s = static_cast<Reader*>(p->data)->seen;
-  s.status = p->status_code;
-  s.minor = p->http_minor;
-  s.keep_alive = llhttp_should_keep_alive(p) != 0;
-  return HPE_PAUSED;
-}
-
-void Run::check() const {
-  http::RequestParser parsed(config_.options.limits);
-  parsed.feed(sent_);
-  const std::deque<http::Request>& requests = parsed.ready();
-
-  llhttp_settings_t settings;
-  llhttp_settings_init(&settings);
-  settings.on_message_begin = on_message_begin;
-  settings.on_body = on_body;
-  settings.on_headers_complete = on_headers_complete;
-  settings.on_message_complete = on_message_complete;
-  llhttp_t parser;
-  llhttp_init(&parser, HTTP_RESPONSE, &settings);
-  Reader reader;
-  reader.requests = &requests;
-  parser.data = &reader;
-
-  std::size_t at = 0;
-  std::size_t continued = kNever;  // the final answer a 100 Continue came before
-  bool closed = false;             // an answer said Connection: close
-  bool truncated = false;
-  const auto judge = [&](std::size_t begin, std::size_t end) {
-    require(!closed, "bytes after an answer that said Connection: close");
-    const Seen& s = reader.seen;
-    const std::size_t i = reader.finals;
-    if (s.status == 100) {
-      require(continued != i, "two 100 Continue before one answer");
-      require(i >= requests.size() || requests[i].header("Expect") != nullptr,
-              "a 100 Continue for a request that did not ask for one");
-      continued = i;
-      return;
-    }
-    ++reader.finals;
-    if (s.status == 408) {
-      require(begin >= before_clock_, "a 408 before the clock moved");
-      require(i <= requests.size(), "a 408 after a request that was never sent");
-      require(!s.keep_alive, "a 408 that keeps the connection open");
-    } else if (parser_error(s.status)) {
-      require(i == requests.size() && parsed.error_status() != 0, "an error answer where the bytes sent hold no error");
-      require(!s.keep_alive, "an error answer that keeps the connection open");
-    } else {
-      require(i < requests.size(), "an answer to a request that was never sent");
-      const http::Request& r = requests[i];
-      const app::Router::Match match = routes().find(r.method, r.path());
-      require(s.status == (match.handler ? 200 : match.status), "an answer with another request's status");
-      require(s.minor == std::min(r.version_minor, 1), "an answer in another HTTP version than its request");
-      const std::string body = match.handler ? answer(r) : std::string(http::reason_phrase(match.status)) + "\n";
-      require(s.body == (r.is_head() ? std::string() : body), "an answer with another request's body, or mixed bytes");
-      // An HTTP/1.0 stream ends with the connection: it cannot keep it alive.
-      const bool until_close = match.handler && r.path() == "/s" && r.version_minor == 0;
-      const bool keep_alive = r.keep_alive && !until_close;
-      require(s.keep_alive == keep_alive || (drain_requested_ && !s.keep_alive),
-              "an answer whose Connection is not what its request asked for");
-    }
-    if (!s.keep_alive) {
-      closed = true;
-      require(end == got_.size(), "bytes after an answer that said Connection: close");
-    }
-  };
-  // After the last pause, an empty call lets the parser finish its step past that answer.
-  for (bool more = true; more;) {
-    more = at < got_.size();
-    const llhttp_errno_t err = llhttp_execute(&parser, got_.data() + at, got_.size() - at);
-    if (err == HPE_OK) break;
-    require(err == HPE_PAUSED, "the bytes received are not a valid HTTP/1.1 response stream");
-    const std::size_t end = static_cast<std::size_t>(llhttp_get_error_pos(&parser) - got_.data());
-    llhttp_resume(&parser);
-    judge(at, end);
-    at = end;
-  }
-  require(eof_, "checked before the connection ended");
-  const llhttp_errno_t err = llhttp_finish(&parser);
-  if (err == HPE_PAUSED) {
-    judge(at, got_.size());  // an answer framed by the end of the connection
-  } else {
-    truncated = err != HPE_OK;
-  }
-  require(!truncated || cut_excused_, "an answer cut short");
-  require(closed || cut_excused_ || (reader.finals == requests.size() && parsed.error_status() == 0),
-          "the connection ended with requests unanswered");
 }
 
 // The client closes, the server drains (the clock passing its deadline), the loop ends.

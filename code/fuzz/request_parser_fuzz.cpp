@@ -1,4 +1,4 @@
-// http/request_parser fuzz: random bytes, random splits, small limits (chapter 01).
+// fuzz/request_parser_fuzz: http/request_parser under random bytes, random splits, small limits (chapter 01).
 // Changed in chapter 06: one request at a time, as a connection takes them.
 // Role: a libFuzzer target for the request path. Each input is parsed three times, once in
 // one feed(), once cut at pseudo-random points, and once through feed_some() taking one
