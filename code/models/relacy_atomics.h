@@ -1,5 +1,5 @@
 // models/relacy_atomics: the atomics seam's model-checker side: Relacy's atomics behind the
-// interface of sync/atomics.h (chapter 03).
+// interface of sync/atomics.h, with a modelled futex and clock (chapter 03).
 // Role: instantiate the product's protocol templates (the ring, the wait word, the flags)
 // with atomics that Relacy Race Detector (Debian's relacy-dev, by Dmitry Vyukov) controls:
 // it runs the test's threads as fibers, picks every interleaving (full search) and, for
@@ -64,6 +64,21 @@ inline rl::debug_info where(const std::source_location& at) noexcept {
   return rl::debug_info(at.function_name(), at.file_name(), at.line());
 }
 
+/// The clock a protocol reads through the seam's now_ns() in a model: time passes only when
+/// a timed FUTEX_WAIT times out, and then by exactly its timeout. So a bound on elapsed time
+/// (the stack lock's starvation bound) is reached by a waiter that slept it out, or by one
+/// that another's timeout carried past it, and a waiter woken before its timeout finds no
+/// time passed; the search explores each timeout (Relacy's timed wait may time out at any
+/// step) as it explores a schedule. Each execution starts it at 1 ns (reset(), from the
+/// test's before()). A plain variable: Relacy's threads are fibers of one OS thread, and
+/// the clock is no memory location of the protocol's.
+struct ModelClock {
+  std::int64_t now_ns = 1;
+
+  void reset() noexcept { now_ns = 1; }
+};
+inline ModelClock model_clock;
+
 /// The Atoms policy of sync/atomics.h over Relacy. Objects holding these atomics must be
 /// built inside a Relacy test (as members of the test suite, or in its before()).
 struct RelacyAtomics {
@@ -108,7 +123,7 @@ struct RelacyAtomics {
     }
 
     /// FUTEX_WAIT on this word (RelacyAtomics::futex_wait says how it is modelled).
-    void futex_wait(T expected, bool timed, here at) {
+    void futex_wait(T expected, std::int64_t timeout_ns, here at) {
       rl::context& c = rl::ctx();
       c.sched();
       c.atomic_thread_fence_seq_cst();
@@ -118,7 +133,7 @@ struct RelacyAtomics {
         now = a_.load(rl::mo_acquire, where(at));
       }
       if (now != expected) return;  // EWOULDBLOCK
-      a_.wait(c, timed, false, where(at));
+      if (a_.wait(c, timeout_ns > 0, false, where(at)) == rl::unpark_reason_timeout) model_clock.now_ns += timeout_ns;
     }
     /// FUTEX_WAKE of one sleeper on this word.
     void futex_wake_one(here at) {
@@ -145,12 +160,16 @@ struct RelacyAtomics {
   /// sleeper nobody wakes stays blocked, and when no thread can run Relacy reports a
   /// deadlock: a lost wake refutes the model. Not searched: spurious returns (each only
   /// repeats a caller's look, and they would make a full search endless); a wait with a
-  /// timeout may time out (Relacy's timed wait).
+  /// timeout may time out (Relacy's timed wait), and then the model clock (ModelClock) has
+  /// moved by its timeout.
   static void futex_wait(atomic<std::uint32_t>& word, std::uint32_t expected, std::int64_t timeout_ns,
                          here at = here::current()) {
-    word.futex_wait(expected, timeout_ns > 0, at);
+    word.futex_wait(expected, timeout_ns, at);
   }
   static void futex_wake_one(atomic<std::uint32_t>& word, here at = here::current()) { word.futex_wake_one(at); }
+
+  /// The modelled clock (ModelClock): time passes only as a timed wait times out.
+  static std::int64_t now_ns() { return model_clock.now_ns; }
 
   /// Relacy's mutex: its lock and unlock are the acquire and release a checker follows
   /// (std::lock_guard calls them with the guard's line).
@@ -261,6 +280,7 @@ struct CutAtomics {
   static void futex_wake_one(atomic<std::uint32_t>& word, here at = here::current()) {
     RelacyAtomics::futex_wake_one(word.relacy(), at);
   }
+  static std::int64_t now_ns() { return RelacyAtomics::now_ns(); }
 };
 
 /// The outcome of one search, for the model's report.
@@ -269,6 +289,7 @@ struct SearchResult {
   unsigned long long iterations;       ///< executions explored (full search: all of them, when not refuted)
   std::string search = "full search";  ///< which search: full, or exhaustive to a context bound
   bool cut_never_applied = false;      ///< a CutAtomics variant whose cut touched nothing
+  std::string unreached;               ///< what the model must reach and its search never did (empty: all)
 };
 
 /// Runs one Relacy test with the given parameters (search type and size set by the caller)
@@ -284,7 +305,7 @@ SearchResult run_search(const char* name, rl::test_params p, std::string search)
   cut_record = {};
   const bool ok = rl::simulate<Test>(p);
   return {!ok, static_cast<unsigned long long>(p.stop_iteration), std::move(search),
-          cut_record.in_use && cut_record.applied == 0};
+          cut_record.in_use && cut_record.applied == 0, {}};
 }
 
 /// Runs one Relacy test with the full search (every interleaving, every value the memory
@@ -312,6 +333,19 @@ SearchResult bounded_search(const char* name, unsigned bound) {
   p.context_bound = bound;
   p.iteration_count = 100'000'000;  // an upper bound; the search ends when it has seen all
   return run_search<Test>(name, p, "exhaustive to a context bound of " + std::to_string(bound));
+}
+
+/// Runs one Relacy test over `iterations` random executions (a random schedule, random
+/// timeouts and a random value the memory model allows for each load). For a model whose
+/// exhaustive search to even a small context bound is too large for CTest's budget; it
+/// proves nothing about the executions it did not draw, so a model that uses it says why
+/// and how often its negative controls are found.
+template <class Test>
+SearchResult random_search(const char* name, unsigned long long iterations) {
+  rl::test_params p;
+  p.search_type = rl::sched_random;
+  p.iteration_count = iterations;
+  return run_search<Test>(name, p, "random search of " + std::to_string(iterations) + " executions");
 }
 
 /// One check of a model executable: a search, and whether it must find a failure.
@@ -345,6 +379,10 @@ int run_checks(int argc, char** argv, const Check (&checks)[N]) {
       std::printf(
           "%s: THE CUT NEVER APPLIED (no operation of the named function was reached): the variant tests nothing\n",
           c.name);
+      ++failures;
+    }
+    if (!r.unreached.empty()) {
+      std::printf("%s: THE SEARCH NEVER REACHED %s: the check tests nothing\n", c.name, r.unreached.c_str());
       ++failures;
     }
     if (r.refuted != c.must_refute) ++failures;

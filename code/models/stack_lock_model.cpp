@@ -68,6 +68,7 @@ struct Sleepers : rl::test_suite<Sleepers<Who, How, Atoms>, 3> {
     const bool held = word.try_take(w, 0);  // thread 0 holds the lock
     RL_ASSERT(held);
     data($) = 0;
+    handoff::models::model_clock.reset();  // no hand-off: the clock is read, never decides
   }
 
   void lock() {

@@ -17,12 +17,17 @@
 //                                            the futex calls (sync/futex.h), for a protocol
 //                                            that sleeps on one of its own words (since
 //                                            issue 39: the stack lock's sleeper)
+//   static std::int64_t now_ns();             the monotonic clock, for a protocol that decides
+//                                            by elapsed time (the stack lock's buzz and its
+//                                            starvation bound); a model's policy stands in a
+//                                            clock the model moves
 #pragma once
 
 #include <atomic>
 #include <cstdint>
 #include <mutex>
 
+#include "stats/thread_cpu.h"
 #include "sync/futex.h"
 
 namespace handoff::sync {
@@ -40,6 +45,9 @@ struct StdAtomics {
     sync::futex_wait(word, expected, timeout_ns);
   }
   static void futex_wake_one(std::atomic<std::uint32_t>& word) noexcept { sync::futex_wake_one(word); }
+  /// The monotonic clock (CLOCK_MONOTONIC, stats/thread_cpu.h): a model's policy stands its
+  /// own clock in, so the search decides when a bound on elapsed time is reached.
+  static std::int64_t now_ns() noexcept { return stats::monotonic_ns(); }
 };
 
 }  // namespace handoff::sync
