@@ -139,8 +139,8 @@ struct TokenAcquire {
 // seeds each from its number). Not exhaustive to a context bound: the case the exchange is
 // for needs two preemptions (the unlocker stopped before its unlock so that both sleepers
 // are asleep past the bound, and the second requester stopped between its read of the token
-// and its take), and every step can also time a sleeper out; the bound of 2 is tens of
-// millions of executions, the bound of 1 (about a million) never reaches the case. The
+// and its take), and every step can also time a sleeper out: the bound of 1 (about a million
+// executions) never reaches the case, and each further bound multiplies the count. The
 // random search does, thousands of times (the check fails if it does not), and finds each
 // negative control within its first hundred executions.
 constexpr unsigned long long kIterations = 200'000;
