@@ -5,14 +5,15 @@
 // bound, hand_over() and the requester's wait for the token) on Relacy's atomics, its futex
 // and its clock (models/relacy_atomics.h), and search the interleavings, every value the C++
 // memory model lets each load read, and each timeout of a timed sleep (which moves the
-// model's clock by that timeout, so a sleeper that slept out its bound has starved). Three threads: an unlocker that holds the lock at the start, and two
-// sleepers with the hand-off on, each of which, once it has slept past the bound, raises
-// HANDOFF_WANTED and waits for the token. So the search holds the case the token's exchange
-// is there for: the unlocker withdraws one requester's request and publishes the token, and
-// the second sleeper, past the bound too, raises the bit again and reaches the token first.
-// The promises: each holder sees what the one before it wrote under the lock (Relacy reports
-// a data race on the plain variable otherwise), one token makes one owner (every hand-off
-// received was sent), and no thread is left asleep (Relacy reports a deadlock).
+// model's clock by that timeout, so a sleeper that slept out its bound has starved). Three
+// threads: an unlocker that holds the lock at the start, and two sleepers with the hand-off
+// on, each of which, once it has slept past the bound, raises HANDOFF_WANTED and waits for
+// the token. So the search holds the case the token's exchange is there for: the unlocker
+// withdraws one requester's request and publishes the token, and the second sleeper, past the
+// bound too, raises the bit again and reaches the token first. The promises: each holder sees
+// what the one before it wrote under the lock (Relacy reports a data race on the plain
+// variable otherwise), one token makes one owner (every hand-off received was sent), and no
+// thread is left asleep (Relacy reports a deadlock).
 //
 // The negative controls: the token taken by a load and a store (LockSleeper's broken take,
 // kept for this and for the exclusion stress), which lets both requesters own the lock; and
@@ -161,9 +162,7 @@ SearchResult search(const char* name) {
 SearchResult exchange() {
   return search<Handoff<true>>("hand-off token: an unlocker and two starving sleepers; token taken by exchange");
 }
-SearchResult load_store() {
-  return search<Handoff<false>>("hand-off token: the token taken by a load and a store");
-}
+SearchResult load_store() { return search<Handoff<false>>("hand-off token: the token taken by a load and a store"); }
 SearchResult hand_over_relaxed() {
   return search<Handoff<true, CutAtomics<HandOverRelease>>>("hand-off token: hand_over()'s release made relaxed");
 }

@@ -304,8 +304,11 @@ SearchResult run_search(const char* name, rl::test_params p, std::string search)
   std::fflush(stdout);
   cut_record = {};
   const bool ok = rl::simulate<Test>(p);
-  return {!ok, static_cast<unsigned long long>(p.stop_iteration), std::move(search),
-          cut_record.in_use && cut_record.applied == 0, {}};
+  return {!ok,
+          static_cast<unsigned long long>(p.stop_iteration),
+          std::move(search),
+          cut_record.in_use && cut_record.applied == 0,
+          {}};
 }
 
 /// Runs one Relacy test with the full search (every interleaving, every value the memory
