@@ -188,6 +188,7 @@ enum class Cut {
   fence,    ///< a thread fence is skipped
   release,  ///< a store's or read-modify-write's release half is dropped (release → relaxed, acq_rel → acquire)
   acquire,  ///< a load's or read-modify-write's acquire half is dropped (acquire → relaxed, acq_rel → release)
+  split,    ///< an exchange is done as a load and then a store (same orders): it is no longer one step
 };
 
 /// Whether a cut was asked for and whether it applied, for the search's report
@@ -240,7 +241,19 @@ struct CutAtomics {
 
     T load(std::memory_order o = sc, here at = here::current()) const { return a_.load(weaken(o, at), at); }
     void store(T v, std::memory_order o = sc, here at = here::current()) { a_.store(v, weaken(o, at), at); }
-    T exchange(T v, std::memory_order o = sc, here at = here::current()) { return a_.exchange(v, weaken(o, at), at); }
+    T exchange(T v, std::memory_order o = sc, here at = here::current()) {
+      if (Where::cut == Cut::split && in_cut(at)) {
+        ++cut_record.applied;
+        // The read-modify-write's acquire half on the load, its release half on the store;
+        // another thread may run between the two.
+        const bool acq = o == std::memory_order_acquire || o == std::memory_order_acq_rel || o == sc;
+        const bool rel = o == std::memory_order_release || o == std::memory_order_acq_rel || o == sc;
+        const T old = a_.load(acq ? std::memory_order_acquire : std::memory_order_relaxed, at);
+        a_.store(v, rel ? std::memory_order_release : std::memory_order_relaxed, at);
+        return old;
+      }
+      return a_.exchange(v, weaken(o, at), at);
+    }
     T fetch_add(T v, std::memory_order o = sc, here at = here::current()) { return a_.fetch_add(v, weaken(o, at), at); }
     T fetch_sub(T v, std::memory_order o = sc, here at = here::current()) { return a_.fetch_sub(v, weaken(o, at), at); }
     T fetch_and(T v, std::memory_order o = sc, here at = here::current()) { return a_.fetch_and(v, weaken(o, at), at); }
