@@ -149,6 +149,30 @@ struct RelacyAtomics {
 
   static void fence(std::memory_order o, here at = here::current()) { rl::atomic_thread_fence(to_rl(o), where(at)); }
 
+  /// A plain variable of the protocol's that the checker follows: the value is held as a T,
+  /// and each read or write also reads or writes a shadow rl::var, so that Relacy reports a
+  /// data race when two threads' accesses are not ordered by the protocol's atomics (a T of
+  /// any type: Relacy's own var needs one it can print).
+  template <class T>
+  class plain {
+   public:
+    plain(T value = T()) : value_(value), shadow_(0) {}
+    plain(const plain&) = delete;
+    plain& operator=(const T& value) {
+      shadow_(where(here::current())) = 0;
+      value_ = value;
+      return *this;
+    }
+    operator T() const {
+      static_cast<void>(static_cast<int>(shadow_(where(here::current()))));
+      return value_;
+    }
+
+   private:
+    T value_;
+    rl::var<int> shadow_;
+  };
+
   /// The futex, modelled as Relacy's own futex (relacy/stdlib/pthread.hpp) models it: a
   /// FUTEX_WAIT is one step of the scheduler (no other thread runs inside it) made of a
   /// seq_cst fence, a load of the word and, if the load returned `expected`, a block on
@@ -286,6 +310,8 @@ struct CutAtomics {
     RelacyAtomics::fence(o, at);
   }
   using mutex = RelacyAtomics::mutex;
+  template <class T>
+  using plain = RelacyAtomics::plain<T>;
   static void futex_wait(atomic<std::uint32_t>& word, std::uint32_t expected, std::int64_t timeout_ns,
                          here at = here::current()) {
     RelacyAtomics::futex_wait(word.relacy(), expected, timeout_ns, at);

@@ -17,6 +17,10 @@
 //                                            the futex calls (sync/futex.h), for a protocol
 //                                            that sleeps on one of its own words (since
 //                                            issue 39: the stack lock's sleeper)
+//   template <class T> using plain = ...;     a plain (non-atomic) variable of the protocol's,
+//                                            assigned and read as a T, for data the atomics
+//                                            publish (the deferred list's slots): the product's
+//                                            is T itself, a model's one the checker follows
 //   static std::int64_t now_ns();             the monotonic clock, for a protocol that decides
 //                                            by elapsed time (the stack lock's buzz and its
 //                                            starvation bound); a model's policy stands in a
@@ -40,6 +44,9 @@ struct StdAtomics {
   /// no instruction on x86-64, dmb ishld on AArch64; release: none on x86-64, dmb ish.
   static void fence(std::memory_order order) noexcept { std::atomic_thread_fence(order); }
   using mutex = std::mutex;
+  /// Plain data is plain: a model's policy stands in a variable whose accesses it checks.
+  template <class T>
+  using plain = T;
   /// The futex calls themselves (sync/futex.h): a model's policy stands a modelled futex in.
   static void futex_wait(std::atomic<std::uint32_t>& word, std::uint32_t expected, std::int64_t timeout_ns) noexcept {
     sync::futex_wait(word, expected, timeout_ns);
