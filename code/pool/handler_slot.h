@@ -7,7 +7,7 @@
 //
 // The slot is a template over the atomics seam (sync/atomics.h), as the wait words are
 // (issue 39): the pools run HandlerSlot (BasicHandlerSlot<>, std::atomic), and the
-// relaxed-memory model (code/models/handler_slot_model.cpp) runs this very slot on Relacy's.
+// relaxed-memory model (code/relacy/handler_slot_model.cpp) runs this very slot on Relacy's.
 #pragma once
 
 #include <atomic>

@@ -20,7 +20,7 @@
 //
 // A template over the atomics seam (sync/atomics.h), as the lock word is (issue 39):
 // StackLock runs DeferredList<> (std::atomic), and the relaxed-memory model
-// (code/models/deferred_list_model.cpp) runs this very push and run on Relacy's atomics,
+// (code/relacy/deferred_list_model.cpp) runs this very push and run on Relacy's atomics,
 // with the slots in variables the checker follows.
 #pragma once
 

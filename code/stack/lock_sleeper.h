@@ -23,8 +23,8 @@
 // A template over the atomics seam (sync/atomics.h), futex calls included, as the lock word
 // is (issue 39): StackLock runs LockSleeper<> (std::atomic, the real futex, the monotonic
 // clock), and the relaxed-memory models run this very sleep() with Relacy's atomics, its
-// modelled futex and a clock the model moves (code/models/stack_lock_model.cpp: the futex
-// sleep; code/models/handoff_token_model.cpp: the hand-off token).
+// modelled futex and a clock the model moves (code/relacy/stack_lock_model.cpp: the futex
+// sleep; code/relacy/handoff_token_model.cpp: the hand-off token).
 #pragma once
 
 #include <atomic>

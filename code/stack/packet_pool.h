@@ -15,7 +15,7 @@
 //
 // A template over the atomics seam (sync/atomics.h), as the wait words are (issue 39): the
 // product runs PacketPool<> (std::atomic; compiled once, in packet_pool.cpp), and the
-// relaxed-memory model (code/models/packet_pool_model.cpp) runs this very take and give-back
+// relaxed-memory model (code/relacy/packet_pool_model.cpp) runs this very take and give-back
 // on Relacy's atomics. So the definitions are here, in the header.
 #pragma once
 

@@ -2,7 +2,7 @@
 // Role: let the protocol code the product compiles run, unchanged, under a relaxed-memory
 // checker. A protocol is a template over an `Atoms` policy; the product's policy is
 // StdAtomics (std::atomic and std::atomic_thread_fence, nothing else, so it costs nothing),
-// and the models in code/models/ instantiate the same template with Relacy's atomics, which
+// and the models in code/relacy/ instantiate the same template with Relacy's atomics, which
 // explore the C++ memory model's weak orderings (what an ARMv8 core may do and x86 never
 // shows). folly's DeterministicSchedule does the same with its `Atom` template parameter.
 //

@@ -11,7 +11,7 @@
 // from its number, so a verdict never depends on the machine.
 //
 //   ex-03-wake-newest-<variant>-model [--expect-refuted]
-#include "models/relacy_atomics.h"
+#include "relacy/relacy_atomics.h"
 // (first: see relacy_atomics.h)
 #include <chrono>
 #include <cstdint>

@@ -1,4 +1,4 @@
-// models/relacy_atomics: the atomics seam's model-checker side: Relacy's atomics behind the
+// relacy/relacy_atomics: the atomics seam's model-checker side: Relacy's atomics behind the
 // interface of sync/atomics.h, with a modelled futex and clock (chapter 03).
 // Role: instantiate the product's protocol templates (the ring, the wait word, the flags)
 // with atomics that Relacy Race Detector (Debian's relacy-dev, by Dmitry Vyukov) controls:

@@ -1,9 +1,9 @@
-// models/handoff_token_model: the stack lock's hand-off token under a relaxed-memory checker,
+// relacy/handoff_token_model: the stack lock's hand-off token under a relaxed-memory checker,
 // the futex and the clock modelled (chapter 05; issue 39).
 // Role: run the product's own LockWord (stack/stack_lock_word.h: the request, its withdrawal,
 // the release) and LockSleeper (stack/lock_sleeper.h: the sleep loop with its starvation
 // bound, hand_over() and the requester's wait for the token) on Relacy's atomics, its futex
-// and its clock (models/relacy_atomics.h), and search the interleavings, every value the C++
+// and its clock (relacy/relacy_atomics.h), and search the interleavings, every value the C++
 // memory model lets each load read, and each timeout of a timed sleep (which moves the
 // model's clock by that timeout, so a sleeper that slept out its bound has starved). Three
 // threads: an unlocker that holds the lock at the start, and two sleepers with the hand-off
@@ -21,7 +21,7 @@
 // the new owner miss the old owner's writes. Each must be refuted.
 //
 //   handoff_token_model [CHECK]   runs one check by name, or all of them
-#include "models/relacy_atomics.h"
+#include "relacy/relacy_atomics.h"
 // (first: see relacy_atomics.h)
 #include "stack/lock_sleeper.h"
 #include "stack/stack_lock_word.h"

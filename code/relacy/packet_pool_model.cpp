@@ -1,7 +1,7 @@
-// models/packet_pool_model: the packet pool's tagged lock-free stack under a relaxed-memory
+// relacy/packet_pool_model: the packet pool's tagged lock-free stack under a relaxed-memory
 // checker (chapter 05; issue 39).
 // Role: run the product's own PacketPool (stack/packet_pool.h: try_take() and give_back() on
-// the tagged head) on Relacy's atomics (models/relacy_atomics.h), with two threads that take
+// the tagged head) on Relacy's atomics (relacy/relacy_atomics.h), with two threads that take
 // and give back buffers, and search the interleavings and every value the C++ memory model
 // lets each load read. One thread's steps (take, take, give the first back) are the ABA
 // schedule: the other, stopped in a take between reading the top's link and its CAS, sees
@@ -17,7 +17,7 @@
 // taker miss the last holder's writes. Each must be refuted.
 //
 //   packet_pool_model [CHECK]   runs one check by name, or all of them
-#include "models/relacy_atomics.h"
+#include "relacy/relacy_atomics.h"
 // (first: see relacy_atomics.h)
 #include "stack/packet_pool.h"
 

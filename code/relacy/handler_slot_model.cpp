@@ -1,4 +1,4 @@
-// models/handler_slot_model: a pool thread's HandlerSlot against a bounded stop, under a
+// relacy/handler_slot_model: a pool thread's HandlerSlot against a bounded stop, under a
 // relaxed-memory checker (chapter 01's slot; issue 39).
 // Role: run the product's own BasicHandlerSlot (pool/handler_slot.h: enter_handler,
 // leave_handler, finish; stop()'s finished() and abandon()) on Relacy's atomics, with a pool
@@ -14,7 +14,7 @@
 // finish()'s release, abandon()'s acquire, finished()'s acquire. Each must be refuted.
 //
 //   handler_slot_model [CHECK]   runs one check by name, or all of them
-#include "models/relacy_atomics.h"
+#include "relacy/relacy_atomics.h"
 // (first: see relacy_atomics.h)
 #include "pool/handler_slot.h"
 

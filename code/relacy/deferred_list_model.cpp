@@ -1,4 +1,4 @@
-// models/deferred_list_model: the stack lock's deferred-work list under a relaxed-memory
+// relacy/deferred_list_model: the stack lock's deferred-work list under a relaxed-memory
 // checker (chapter 05; issue 39).
 // Role: run the product's own DeferredList (stack/deferred_list.h: the slots, the push onto
 // the held word, the holder's run) and LockWord (stack/stack_lock_word.h: the push's CAS and
@@ -15,7 +15,7 @@
 // acquire (claim_slot); each, cut alone, is refuted as a data race on the slot.
 //
 //   deferred_list_model [CHECK]   runs one check by name, or all of them
-#include "models/relacy_atomics.h"
+#include "relacy/relacy_atomics.h"
 // (first: see relacy_atomics.h)
 #include "stack/deferred_list.h"
 #include "stack/stack_lock_word.h"

@@ -1,18 +1,18 @@
-// models/loop_flag_model: the loop's wake flag under a relaxed-memory checker (chapter 03).
+// relacy/loop_flag_model: the loop's wake flag under a relaxed-memory checker (chapter 03).
 // Role: run the product's own WaitFlag (reactor/wait_flag.h, the protocol inside WakeFlag,
 // which the completion ring's frames and the callback loop's call_soon_threadsafe both wake
 // their loop through) against the product's MpmcRing on Relacy's atomics, and search every
 // interleaving and every value the C++ memory model lets each load read. The fenced flag
 // must hold, with one producer and with two (of which only one may poke); the fence-less
 // one (WakeFlag's `fences` false) must be refuted, and so must each fence cut alone
-// (CutAtomics, models/relacy_atomics.h): the loop's, in announce(), and the producer's, in
+// (CutAtomics, relacy/relacy_atomics.h): the loop's, in announce(), and the producer's, in
 // claim_poke(); and claim_poke()'s exchange done as a load and a store, which lets both
 // producers poke for one wait.
 //
 //   loop_flag_model [CHECK]   runs one check by name, or all of them
-#include "models/relacy_atomics.h"
+#include "relacy/relacy_atomics.h"
 // (first: see relacy_atomics.h)
-#include "models/lane.h"
+#include "relacy/lane.h"
 #include "reactor/wait_flag.h"
 #include "sync/mpmc_ring.h"
 
