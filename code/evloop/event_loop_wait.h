@@ -2,7 +2,7 @@
 // half of call_soon_threadsafe's wake (chapter 04, on chapter 03's protocol).
 // Role: the order of "raise the wake flag" and "re-check the post queue" in one place, a
 // template over the flag and the queue, so that EventLoop (with its reactor::WakeFlag and
-// PostQueue) and the relaxed-memory model (code/models/post_wake_model.cpp, with
+// PostQueue) and the relaxed-memory model (code/relacy/post_wake_model.cpp, with
 // reactor::WaitFlag and BasicPostQueue on Relacy's atomics) run the same code. A post's half is
 // the queue's push followed by the flag's fence-and-read (EventLoop::call_soon_threadsafe).
 #pragma once

@@ -46,7 +46,7 @@ struct HandleState {
   static void operator delete(void* p, std::size_t size) noexcept;
 #if defined(__SANITIZE_ADDRESS__) || defined(RL_RELACY_HPP)
   // None under AddressSanitizer, which then sees every use after free, nor in a Relacy model
-  // (code/models), whose allocator frees each run's memory itself.
+  // (code/relacy), whose allocator frees each run's memory itself.
   static constexpr std::size_t kCachedPerThread = 0;
 #else
   static constexpr std::size_t kCachedPerThread = 256;

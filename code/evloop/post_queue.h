@@ -5,7 +5,7 @@
 // loop takes the whole batch once per turn (and per refill) and merges it into its
 // ReadyQueue by the marks. A template over the atomics seam (sync/atomics.h: its atomics
 // and its mutex), so that the loop (PostQueue) and the relaxed-memory model of its wake
-// (code/models/post_wake_model.cpp) run the same code.
+// (code/relacy/post_wake_model.cpp) run the same code.
 #pragma once
 
 #include <iterator>

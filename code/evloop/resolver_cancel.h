@@ -2,7 +2,7 @@
 // read by the resolver thread that takes the lookup (chapter 04).
 // Role: the cancel's one ordering question in one place, a template over the atomics seam
 // (sync/atomics.h: its atomic and its mutex), so that the resolver (evloop/resolver.cpp)
-// and the relaxed-memory model (code/models/resolver_cancel_model.cpp) run the same code.
+// and the relaxed-memory model (code/relacy/resolver_cancel_model.cpp) run the same code.
 // The promise it keeps: a lookup cancelled while it waits never reaches the lookup function.
 #pragma once
 

@@ -2,7 +2,7 @@
 // park tickets and the stop flag, with every step that touches them (chapter 03).
 // Role: the store-buffering protocol of ElasticPool (pool/elastic_pool.cpp) with no futex
 // and no statistics in it, a template over the atomics seam (sync/atomics.h), so that the
-// pool and the relaxed-memory model (code/models/elastic_pool_model.cpp) run the same code.
+// pool and the relaxed-memory model (code/relacy/elastic_pool_model.cpp) run the same code.
 // The wake word each thread parks on is sync/wake_channel.h's WakeWord; the sleep and the
 // futex wake are the caller's.
 //
@@ -26,7 +26,7 @@ namespace handoff::pool {
 
 /// Whether a park fences between its announcement and its re-check. Only seq_cst is
 /// correct, and the pool always passes it; none is the broken variant FOR THE MODEL ONLY
-/// (code/models/elastic_pool_model.cpp refutes it). Without the fence the announcement can
+/// (code/relacy/elastic_pool_model.cpp refutes it). Without the fence the announcement can
 /// still be on its way when the re-check reads the ring, while submit, after its own fence,
 /// reads a word not yet PARKED and wakes nobody. On x86 the parked count's locked fetch_add
 /// drains what came before it, but the word's release store comes after it, a plain `mov`

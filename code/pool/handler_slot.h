@@ -4,6 +4,10 @@
 // state a pool thread touches from under it. A HandlerSlot is the token that decides, for
 // one thread, whether it or stop() moves first; settle_threads() is stop()'s wait, and
 // start_pool_threads() the start every pool's threads go through (one home since issue 26).
+//
+// The slot is a template over the atomics seam (sync/atomics.h), as the wait words are
+// (issue 39): the pools run HandlerSlot (BasicHandlerSlot<>, std::atomic), and the
+// relaxed-memory model (code/relacy/handler_slot_model.cpp) runs this very slot on Relacy's.
 #pragma once
 
 #include <atomic>
@@ -14,6 +18,7 @@
 
 #include "stats/thread_cpu.h"
 #include "stats/thread_stats.h"
+#include "sync/atomics.h"
 
 namespace handoff::pool {
 
@@ -24,7 +29,8 @@ namespace handoff::pool {
 /// handler, and the thread learns of it the next time it tries to step out.
 ///
 /// Cost: one release store and one CAS per handler call and per frame the handler emits.
-class HandlerSlot {
+template <class Atoms = sync::StdAtomics>
+class BasicHandlerSlot {
  public:
   /// Thread: about to call into the handler. release: pairs with the acquire of stop()'s
   /// abandon(): everything the thread did in the pool's code (counters in a registry stop's
@@ -55,8 +61,9 @@ class HandlerSlot {
 
  private:
   static constexpr int kInPool = 0, kInHandler = 1, kAbandoned = 2, kFinished = 3;
-  std::atomic<int> state_{kInPool};
+  typename Atoms::template atomic<int> state_{kInPool};
 };
+using HandlerSlot = BasicHandlerSlot<>;
 
 /// A pool's start, the same for every pool: for each of its `count` threads, the ThreadStats
 /// "pool-W-i" in `registry` (W: the worker's index, i: the thread's), and a thread that runs

@@ -251,7 +251,7 @@ void RingPool::Core::pass_wake_on(stats::ThreadStats& stats) {
   // (WaitWord::return_stolen_credit), and reads the ring. One of the two sees the other:
   // the loop sees the credit gone and pokes, or this thread sees the job and chains. (The
   // fence is needed: an earlier version had none and said that coherence on the word was
-  // enough; it orders the word, not the ring. A relaxed-memory model, code/models/
+  // enough; it orders the word, not the ring. A relaxed-memory model, code/relacy/
   // ring_pool_model.cpp, refutes it; x86's locked fetch_sub hid it from every run-time test.)
   if (wait_word.chain_needed(jobs)) send_wake(stats, Waker::chain);
 }

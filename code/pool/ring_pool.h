@@ -75,7 +75,7 @@ struct RingPoolSeams {
 
   /// How a lane poll that ate a poke gives its credit back (pool/wait_word.h). Only fenced
   /// is correct; relaxed_only is the negative control, refuted by the relaxed-memory model
-  /// (code/models/ring_pool_model.cpp). On x86 the two run alike: the locked fetch_sub is a
+  /// (code/relacy/ring_pool_model.cpp). On x86 the two run alike: the locked fetch_sub is a
   /// full barrier, so no run-time test can tell them apart.
   CreditReturn credit_return = CreditReturn::fenced;
 

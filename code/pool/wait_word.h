@@ -3,7 +3,7 @@
 // Changed in chapter 03: the stolen credit's return and the chain.
 // Role: every step of the protocol that touches the word, with its fence, in one place, over
 // the atomics seam (sync/atomics.h), so that the pool (pool/ring_pool.cpp) and the
-// relaxed-memory model (code/models/ring_pool_model.cpp) run the same code. The pokes
+// relaxed-memory model (code/relacy/ring_pool_model.cpp) run the same code. The pokes
 // themselves (a datagram on the lane socket) are the caller's: a step that says "poke"
 // returns true, and the caller sends one.
 //

@@ -3,7 +3,7 @@
 // since the Relacy models).
 // Role: the store-buffering protocol of reactor/wake_flag with no I/O in it, a template over
 // the atomics seam (sync/atomics.h), so that WakeFlag (which adds the socket) and the
-// relaxed-memory model (code/models/loop_flag_model.cpp) run the same code.
+// relaxed-memory model (code/relacy/loop_flag_model.cpp) run the same code.
 #pragma once
 
 #include <atomic>

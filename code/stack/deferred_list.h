@@ -20,7 +20,8 @@
 //
 // A template over the atomics seam (sync/atomics.h), as the lock word is (issue 39):
 // StackLock runs DeferredList<> (std::atomic), and the relaxed-memory model
-// (code/models/deferred_list_model.cpp) runs this very push and run on Relacy's atomics.
+// (code/relacy/deferred_list_model.cpp) runs this very push and run on Relacy's atomics,
+// with the slots in variables the checker follows.
 #pragma once
 
 #include <atomic>
@@ -123,10 +124,11 @@ class DeferredList {
   static_assert(kSlots <= 64, "slot bitmap is one 64-bit word");
   static_assert(kSlots < 255, "slot index + 1 fits the word's 8 head bits");
 
-  /// One deferred item in the slot array, linked to the one below it.
+  /// One deferred item in the slot array, linked to the one below it. Plain data, published
+  /// by the word's CASes and the slot bitmap (Atoms::plain: a model's checker follows it).
   struct Slot {
-    DeferredWork work;
-    std::uint32_t next = 0;  // the slot below this one in the list (index + 1; 0 = end)
+    typename Atoms::template plain<DeferredWork> work;
+    typename Atoms::template plain<std::uint32_t> next{0};  // the slot below (index + 1; 0 = end)
   };
 
   int claim_slot() noexcept {

@@ -21,16 +21,16 @@
 // translation unit, as the code they were before issue 26.
 //
 // A template over the atomics seam (sync/atomics.h), futex calls included, as the lock word
-// is (issue 39): StackLock runs LockSleeper<> (std::atomic, the real futex), and the
-// relaxed-memory model (code/models/stack_lock_model.cpp) runs this very sleep() with
-// Relacy's atomics and its modelled futex.
+// is (issue 39): StackLock runs LockSleeper<> (std::atomic, the real futex, the monotonic
+// clock), and the relaxed-memory models run this very sleep() with Relacy's atomics, its
+// modelled futex and a clock the model moves (code/relacy/stack_lock_model.cpp: the futex
+// sleep; code/relacy/handoff_token_model.cpp: the hand-off token).
 #pragma once
 
 #include <atomic>
 #include <cstdint>
 
 #include "stack/stack_lock_word.h"
-#include "stats/thread_cpu.h"
 #include "sync/atomics.h"
 #include "sync/spin_wait.h"
 
@@ -63,11 +63,11 @@ class LockSleeper {
   // [lock_sleeper.buzz]
   static bool buzz(Word& word, std::int64_t buzz_ns) noexcept {
     if (buzz_ns == 0) return false;
-    const std::int64_t start = stats::monotonic_ns();
+    const std::int64_t start = Atoms::now_ns();
     for (;;) {
       std::uint32_t w = word.look();  // a look before the CAS, which orders
       if (word.try_take(w, 0)) return true;
-      if (buzz_ns > 0 && stats::monotonic_ns() - start >= buzz_ns) return false;
+      if (buzz_ns > 0 && Atoms::now_ns() - start >= buzz_ns) return false;
       sync::cpu_relax();
     }
   }
@@ -83,7 +83,7 @@ class LockSleeper {
     // Flag NEED_WAKE in the word, FUTEX_WAIT on it as flagged (LockWord::take_or_flag).
     std::int64_t first_sleep_ns = 0;
     const auto starved = [&] {
-      return handoff_after_ns > 0 && sleeps > 0 && stats::monotonic_ns() - first_sleep_ns >= handoff_after_ns;
+      return handoff_after_ns > 0 && sleeps > 0 && Atoms::now_ns() - first_sleep_ns >= handoff_after_ns;
     };
     for (;;) {
       std::uint32_t w = 0;
@@ -98,12 +98,12 @@ class LockSleeper {
         at(StackLockPoint::handoff_received);
         return true;
       }
-      if (first_sleep_ns == 0) first_sleep_ns = stats::monotonic_ns();
+      if (first_sleep_ns == 0) first_sleep_ns = Atoms::now_ns();
       std::int64_t timeout_ns = 0;  // none
       if (handoff_after_ns > 0 && (w & Word::kHandoffWanted) == 0) {
         // Sleep no longer than the rest of the bound, so the request goes in on time even if
         // no unlock wakes us first.
-        timeout_ns = handoff_after_ns - (stats::monotonic_ns() - first_sleep_ns);
+        timeout_ns = handoff_after_ns - (Atoms::now_ns() - first_sleep_ns);
         if (timeout_ns <= 0) timeout_ns = 1;
       }
       at(StackLockPoint::before_sleep);

@@ -169,7 +169,7 @@ SendResult NetworkStack::send(StackSocket& socket, std::span<const iovec> parts,
   }
 
   const std::int32_t packet = pool_.try_take();  // lock-free
-  if (packet == PacketPool::kNone) {
+  if (packet == PacketPool<>::kNone) {
     // Nothing to fill: take the lock (blocking), refill the free pool from the reserve and
     // send under the lock.
     bump(pool_empty_sends_);

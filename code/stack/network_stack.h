@@ -155,7 +155,7 @@ class NetworkStack {
   nlohmann::json to_json() const;
 
   StackLock& lock() noexcept { return lock_; }
-  PacketPool& pool() noexcept { return pool_; }
+  PacketPool<>& pool() noexcept { return pool_; }
 
  private:
   static void transmit_deferred(void* self, std::uint64_t socket, std::uint64_t packet_and_len) noexcept;
@@ -175,7 +175,7 @@ class NetworkStack {
   static void count_unlock(stats::ThreadStats* counts, const UnlockResult& r) noexcept;
 
   StackLock lock_;
-  PacketPool pool_;
+  PacketPool<> pool_;
   alignas(64) std::atomic<std::uint64_t> sends_{0};
   std::atomic<std::uint64_t> sends_deferred_{0};
   std::atomic<std::uint64_t> send_lock_contends_{0};

@@ -12,13 +12,21 @@
 // B, but the head shows A again; an untagged CAS would succeed and install B, a buffer that
 // is in use, as the top. With the tag the head no longer compares equal and the CAS fails.
 // The seam aba_tag = false exists only to let a test show that failure (negative control).
+//
+// A template over the atomics seam (sync/atomics.h), as the wait words are (issue 39): the
+// product runs PacketPool<> (std::atomic; compiled once, in packet_pool.cpp), and the
+// relaxed-memory model (code/relacy/packet_pool_model.cpp) runs this very take and give-back
+// on Relacy's atomics. So the definitions are here, in the header.
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <vector>
+
+#include "sync/atomics.h"
 
 namespace handoff::stack {
 
@@ -62,6 +70,7 @@ struct PacketPoolCounters {
 /// NetworkStack's StackLock), which is what orders the reserve. Cost: a take or a give-back
 /// is a load and one CAS on a shared line (more under contention); a refill is one
 /// give-back per buffer moved.
+template <class Atoms = sync::StdAtomics>
 class PacketPool {
  public:
   static constexpr std::int32_t kNone = -1;
@@ -102,16 +111,114 @@ class PacketPool {
   std::unique_ptr<std::byte[]> storage_;
   // next_[i]: the buffer below buffer i in the lock-free pool (index + 1; 0 = none). Atomic
   // because a taker reads the link of a top that another thread may be re-pushing.
-  std::unique_ptr<std::atomic<std::uint32_t>[]> next_;
+  std::unique_ptr<typename Atoms::template atomic<std::uint32_t>[]> next_;
   // The lock-free pool's head: tag (high 32 bits) and top buffer (index + 1, low 32 bits).
-  alignas(64) std::atomic<std::uint64_t> head_{0};
+  alignas(64) typename Atoms::template atomic<std::uint64_t> head_{0};
   // The reserve: guarded by the owner's lock.
   alignas(64) std::vector<std::uint32_t> reserve_;
+  // Statistics: std::atomic under any seam (they order nothing, and no model checks them).
   std::atomic<std::uint64_t> takes_{0};
   std::atomic<std::uint64_t> take_empty_{0};
   std::atomic<std::uint64_t> give_backs_{0};
   std::atomic<std::uint64_t> refills_{0};
   std::atomic<std::uint64_t> refilled_{0};
 };
+
+template <class Atoms>
+PacketPool<Atoms>::PacketPool(PacketPoolOptions options, PacketPoolSeams seams)
+    : options_(options),
+      seams_(seams),
+      storage_(new std::byte[std::size_t{options.packets} * options.packet_bytes]),
+      next_(new typename Atoms::template atomic<std::uint32_t>[options.packets]) {
+  for (std::uint32_t i = 0; i < options_.packets; ++i) next_[i].store(0, std::memory_order_relaxed);
+  const std::uint32_t free_pool = std::min(options_.free_pool, options_.packets);
+  // Buffers [0, free_pool) start in the lock-free pool, the rest in the reserve. No other
+  // thread can see the pool yet: the constructor's end publishes it (whoever hands the
+  // object to other threads orders that).
+  for (std::uint32_t i = free_pool; i-- > 0;) give_back(i);
+  reserve_.reserve(options_.packets);
+  for (std::uint32_t i = options_.packets; i-- > free_pool;) reserve_.push_back(i);
+  give_backs_.store(0, std::memory_order_relaxed);
+}
+
+// [packet_pool.take]
+template <class Atoms>
+std::int32_t PacketPool<Atoms>::try_take() noexcept {
+  // acquire: pairs with the release CAS of the give_back() that pushed this top: its link
+  // and everything its giver wrote to the buffer happen-before our use of them.
+  std::uint64_t head = head_.load(std::memory_order_acquire);
+  for (;;) {
+    const std::uint32_t top = top_of(head);
+    if (top == 0) {
+      take_empty_.fetch_add(1, std::memory_order_relaxed);  // relaxed: a statistic
+      return kNone;
+    }
+    // relaxed: ordered by the acquire above (or the failed CAS's acquire below). It may be
+    // stale if the top was taken and given back meanwhile; then the tag has moved and our
+    // CAS fails.
+    const std::uint32_t below = next_[top - 1].load(std::memory_order_relaxed);
+    if (seams_.hooks != nullptr) seams_.hooks->at(PacketPoolPoint::take_read_head);
+    // acquire on both outcomes: success, as the load above (we own the buffer now, after its
+    // giver's writes); failure, because `head` becomes the top we read a link of next.
+    if (head_.compare_exchange_weak(head, make_head(next_tag(head), below), std::memory_order_acquire,
+                                    std::memory_order_acquire)) {
+      takes_.fetch_add(1, std::memory_order_relaxed);  // relaxed: a statistic
+      return static_cast<std::int32_t>(top - 1);
+    }
+  }
+}
+// [packet_pool.take]
+
+template <class Atoms>
+void PacketPool<Atoms>::give_back(std::uint32_t index) noexcept {
+  // relaxed: a guess for the CAS, which orders.
+  std::uint64_t head = head_.load(std::memory_order_relaxed);
+  for (;;) {
+    // relaxed: published by the release CAS below.
+    next_[index].store(top_of(head), std::memory_order_relaxed);
+    // release: pairs with try_take()'s acquire: our link and our writes to the buffer are
+    // visible to its next taker. Every push moves the tag too, so a taker that read an old
+    // top cannot mistake this one for it.
+    if (head_.compare_exchange_weak(head, make_head(next_tag(head), index + 1), std::memory_order_release,
+                                    std::memory_order_relaxed)) {
+      give_backs_.fetch_add(1, std::memory_order_relaxed);  // relaxed: a statistic
+      return;
+    }
+  }
+}
+
+template <class Atoms>
+void PacketPool<Atoms>::release_locked(std::uint32_t index) {
+  reserve_.push_back(index);
+}
+
+template <class Atoms>
+std::uint32_t PacketPool<Atoms>::refill_locked() noexcept {
+  std::uint32_t moved = 0;
+  while (moved < options_.refill_batch && !reserve_.empty()) {
+    give_back(reserve_.back());
+    reserve_.pop_back();
+    ++moved;
+  }
+  // relaxed: statistics.
+  refills_.fetch_add(1, std::memory_order_relaxed);
+  refilled_.fetch_add(moved, std::memory_order_relaxed);
+  return moved;
+}
+
+template <class Atoms>
+PacketPoolCounters PacketPool<Atoms>::counters() const noexcept {
+  // relaxed throughout: statistics.
+  PacketPoolCounters c;
+  c.takes = takes_.load(std::memory_order_relaxed);
+  c.take_empty = take_empty_.load(std::memory_order_relaxed);
+  c.give_backs = give_backs_.load(std::memory_order_relaxed);
+  c.refills = refills_.load(std::memory_order_relaxed);
+  c.refilled = refilled_.load(std::memory_order_relaxed);
+  return c;
+}
+
+// The product's pool is compiled once, in packet_pool.cpp.
+extern template class PacketPool<>;
 
 }  // namespace handoff::stack

@@ -2,7 +2,7 @@
 // take, the waiter's NEED_WAKE, the unlock's list, hand-off and release (chapter 05).
 // Role: the atomic half of stack/stack_lock, with no futex, hook, clock or counter in it, a
 // template over the atomics seam (sync/atomics.h), so that StackLock and the relaxed-memory
-// model (code/models/stack_lock_model.cpp) run the same code. The sleeps and wakes (the
+// model (code/relacy/stack_lock_model.cpp) run the same code. The sleeps and wakes (the
 // futex calls) are stack/lock_sleeper.h's, the deferred list's slots stack/deferred_list.h's,
 // and StackLock (stack/stack_lock.h) composes the three.
 //
@@ -24,7 +24,7 @@ namespace handoff::stack {
 
 /// How unlock's last step releases the word. Only compare_exchange is correct, and the
 /// lock always passes it; store (a plain release store of 0, after the load the step looked
-/// at) is the broken variant FOR THE MODEL ONLY (code/models/stack_lock_model.cpp refutes
+/// at) is the broken variant FOR THE MODEL ONLY (code/relacy/stack_lock_model.cpp refutes
 /// it): a NEED_WAKE flagged, or an item pushed, between that load and the store is wiped
 /// out, and its sleeper (or its work) waits for an unlock that may never come.
 enum class ReleaseBy { compare_exchange, store };

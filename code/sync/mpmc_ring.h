@@ -72,7 +72,7 @@ namespace handoff::sync {
 /// the ring untouched.
 ///
 /// Atoms is the atomics seam (sync/atomics.h): the product's StdAtomics, or a model
-/// checker's atomics, so that the models in code/models/ run this very ring.
+/// checker's atomics, so that the models in code/relacy/ run this very ring.
 template <class T, class Atoms = StdAtomics>
 class MpmcRing {
   static_assert(std::is_nothrow_move_constructible_v<T>,

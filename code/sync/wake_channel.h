@@ -32,7 +32,7 @@ namespace handoff::sync {
 
 /// One thread's wake word, the atomic half of its wake channel: a template over the atomics
 /// seam (sync/atomics.h), so that WakeChannel (which adds the futex) and the elastic pool's
-/// relaxed-memory model (code/models/elastic_pool_model.cpp) run the same code. The word
+/// relaxed-memory model (code/relacy/elastic_pool_model.cpp) run the same code. The word
 /// holds a kind in its low two bits and, for PARKED, a park sequence number in the other
 /// thirty:
 ///

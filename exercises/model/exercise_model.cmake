@@ -3,7 +3,7 @@
 # once per file it grades, with that file as EXERCISE_LEARNER_FILE, on Relacy's atomics: the
 # learner's starter, the solution and its mutants, and the exercise's corpus of a learner's
 # mistakes (mistakes/*.cpp: each must fail, by the grader that catches it) and correct
-# alternatives (alternatives/*.cpp: each must pass both). As code/models/, built and run in the
+# alternatives (alternatives/*.cpp: each must pass both). As code/relacy/, built and run in the
 # release build only: a sanitizer cannot follow Relacy's fibers and adds nothing to its search.
 #
 # add_exercise_model(<NN> <slug> MODEL <model.cpp> LEARNER <file name in starter/ and solution/>
@@ -20,7 +20,7 @@ if(NOT HANDOFF_SANITIZE AND NOT TARGET exercise-model-pch)
     target_include_directories(exercise-model-pch SYSTEM PRIVATE ${HANDOFF_RELACY_INCLUDE})
     handoff_target_defaults(exercise-model-pch)
     target_compile_options(exercise-model-pch PRIVATE -O1 -Wno-unused-parameter -Wno-pedantic -fno-sized-deallocation)
-    target_precompile_headers(exercise-model-pch PRIVATE ${PROJECT_SOURCE_DIR}/code/models/relacy_atomics.h)
+    target_precompile_headers(exercise-model-pch PRIVATE ${PROJECT_SOURCE_DIR}/code/relacy/relacy_atomics.h)
   endif()
 endif()
 
@@ -45,7 +45,7 @@ function(add_exercise_model nn slug)
                                                  ${PROJECT_SOURCE_DIR}/code)
     target_include_directories(${target} SYSTEM PRIVATE ${HANDOFF_RELACY_INCLUDE})
     handoff_target_defaults(${target})
-    # As code/models/CMakeLists.txt: Relacy's headers trip these; and Relacy replaces
+    # As code/relacy/CMakeLists.txt: Relacy's headers trip these; and Relacy replaces
     # operator new/delete inline, which a sized delete would bypass.
     # -O1: a model's search runs in seconds either way, and -O2 nearly doubles its compile.
     target_compile_options(${target} PRIVATE -O1 -Wno-unused-parameter -Wno-pedantic -fno-sized-deallocation)

@@ -2,7 +2,7 @@
 // C++ memory model (introduced with issue 42, for the exercises of chapters 02, 03 and 05).
 // Role: an exercise's model (exercises/NN-slug/model/*_model.cpp) includes the exercise's
 // given code and the learner's file (EXERCISE_LEARNER_FILE) after this header, so that their
-// atomics are Relacy's (the Atoms seam of sync/atomics.h, models/relacy_atomics.h) and their
+// atomics are Relacy's (the Atoms seam of sync/atomics.h, relacy/relacy_atomics.h) and their
 // fences too; then its thread bodies call the learner's functions. Relacy (Dmitry Vyukov's
 // Relacy Race Detector) runs the threads as fibers, tries every interleaving and, for each
 // load, every value the C++ memory model lets it read, which x86 never shows. The hook an
@@ -14,7 +14,7 @@
 // history of the failing execution beneath it, and the sentence again as the last line.
 #pragma once
 
-#include "models/relacy_atomics.h"
+#include "relacy/relacy_atomics.h"
 // (first: see relacy_atomics.h)
 
 #include <array>

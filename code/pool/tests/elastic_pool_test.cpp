@@ -215,7 +215,7 @@ enum class Pace { after_park, back_to_back };
 /// drains the stores before it, and what is left (the word's announcement, one store, late
 /// past the ring's load) is a window this test does not aim at. The relaxed-memory model
 /// covers it: "elastic pool model: a park without its fence between announcing and
-/// re-checking is refuted" (code/models/elastic_pool_model.cpp, the same ElasticPark).
+/// re-checking is refuted" (code/relacy/elastic_pool_model.cpp, the same ElasticPark).
 int lost_wakeups(int threads, Pace pace, int rounds, std::chrono::milliseconds bound) {
   Rig<pool::ElasticPool> rig(threads, options(0, false));
   for (int i = 0; i < rounds; ++i) {

@@ -14,7 +14,6 @@
 #include "stack/packet_pool.h"
 #include "testkit/watchdog.h"
 
-using handoff::stack::PacketPool;
 using handoff::stack::PacketPoolHooks;
 using handoff::stack::PacketPoolOptions;
 using handoff::stack::PacketPoolPoint;
@@ -23,6 +22,8 @@ using handoff::testkit::Watchdog;
 using namespace std::chrono_literals;
 
 namespace {
+
+using Pool = handoff::stack::PacketPool<>;
 
 /// Stops the first take that reaches the point until the test lets it go.
 class PauseFirstTake : public PacketPoolHooks {
@@ -53,9 +54,9 @@ TEST_CASE("packet pool: a take stopped across take-take-give_back hands out no b
   PacketPoolSeams seams;
   seams.aba_tag = tagged;
   seams.hooks = &hooks;
-  PacketPool pool(o, seams);
+  Pool pool(o, seams);
 
-  std::int32_t a_took = PacketPool::kNone;
+  std::int32_t a_took = Pool::kNone;
   std::thread a([&] { a_took = pool.try_take(); });  // reads top 0 and its link 1, then stops
   while (!hooks.reached.load()) std::this_thread::yield();
   const std::int32_t first = pool.try_take();   // 0
@@ -69,7 +70,7 @@ TEST_CASE("packet pool: a take stopped across take-take-give_back hands out no b
   std::multiset<std::int32_t> held{a_took, second};
   for (;;) {
     const std::int32_t b = pool.try_take();
-    if (b == PacketPool::kNone) break;
+    if (b == Pool::kNone) break;
     held.insert(b);
     if (held.size() > 8) break;  // the broken pool may cycle; enough to see a duplicate
   }
@@ -89,7 +90,7 @@ TEST_CASE("packet pool: under a take/give-back stress no buffer has two holders"
   PacketPoolOptions o;
   o.packets = 8;
   o.free_pool = 8;
-  PacketPool pool(o);
+  Pool pool(o);
   std::vector<std::atomic<int>> owner(8);
   for (auto& x : owner) x.store(-1);
   std::atomic<bool> doubled{false};
@@ -99,7 +100,7 @@ TEST_CASE("packet pool: under a take/give-back stress no buffer has two holders"
     threads.emplace_back([&, t] {
       for (int i = 0; i < 100'000; ++i) {
         const std::int32_t b = pool.try_take();
-        if (b == PacketPool::kNone) continue;
+        if (b == Pool::kNone) continue;
         if (owner[b].exchange(t) != -1) doubled.store(true);
         pool.data(static_cast<std::uint32_t>(b))[0] = std::byte{static_cast<unsigned char>(t)};
         owner[b].store(-1);
@@ -112,7 +113,7 @@ TEST_CASE("packet pool: under a take/give-back stress no buffer has two holders"
   CHECK_FALSE(doubled.load());
   CHECK(taken.load() > 0);
   std::set<std::int32_t> left;
-  for (std::int32_t b; (b = pool.try_take()) != PacketPool::kNone;) CHECK(left.insert(b).second);
+  for (std::int32_t b; (b = pool.try_take()) != Pool::kNone;) CHECK(left.insert(b).second);
   CHECK(left.size() == 8);  // every buffer came back exactly once
 }
 
@@ -121,19 +122,19 @@ TEST_CASE("packet pool: once the free pool is empty a refill moves a batch from 
   o.packets = 8;
   o.free_pool = 2;
   o.refill_batch = 4;
-  PacketPool pool(o);
+  Pool pool(o);
   CHECK(pool.reserve_locked() == 6);
   const auto b0 = pool.try_take();
   const auto b1 = pool.try_take();
-  CHECK(b0 != PacketPool::kNone);
-  CHECK(b1 != PacketPool::kNone);
-  CHECK(pool.try_take() == PacketPool::kNone);
+  CHECK(b0 != Pool::kNone);
+  CHECK(b1 != Pool::kNone);
+  CHECK(pool.try_take() == Pool::kNone);
   pool.release_locked(static_cast<std::uint32_t>(b0));
   pool.release_locked(static_cast<std::uint32_t>(b1));
   CHECK(pool.refill_locked() == 4);
   CHECK(pool.reserve_locked() == 4);
-  for (int i = 0; i < 4; ++i) CHECK(pool.try_take() != PacketPool::kNone);
-  CHECK(pool.try_take() == PacketPool::kNone);
+  for (int i = 0; i < 4; ++i) CHECK(pool.try_take() != Pool::kNone);
+  CHECK(pool.try_take() == Pool::kNone);
   const auto c = pool.counters();
   CHECK(c.takes == 6);
   CHECK(c.take_empty == 2);

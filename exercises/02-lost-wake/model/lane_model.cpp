@@ -7,7 +7,7 @@
 // model fails a wrong order wherever the hook sits.
 //
 //   ex-02-lost-wake-<variant>-model [--expect-refuted]
-#include "models/relacy_atomics.h"
+#include "relacy/relacy_atomics.h"
 // (first: see relacy_atomics.h)
 #include <chrono>
 #include <functional>

@@ -8,7 +8,7 @@
 // each chosen from its number, so a verdict never depends on the machine.
 //
 //   ex-02-try-pop-<variant>-model [--expect-refuted]
-#include "models/relacy_atomics.h"
+#include "relacy/relacy_atomics.h"
 // (first: see relacy_atomics.h)
 #include <cstdint>
 #include <memory>

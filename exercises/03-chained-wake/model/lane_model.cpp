@@ -7,14 +7,14 @@
 // A's look at the socket, A pops that job and looks at the ring while the second job is
 // pushed. Each taker must come back with one of the two jobs; a taker asleep for good
 // (Relacy's deadlock) is the lost wake. x86 cannot show the fence-less pass-on losing it;
-// this model does, as the library's ring pool model does (code/models/ring_pool_model.cpp).
+// this model does, as the library's ring pool model does (code/relacy/ring_pool_model.cpp).
 //
 // Three threads are too many for Relacy's full search in CI's time; the random scheduler
 // runs 200,000 executions, each chosen from its number, so a verdict never depends on the
 // machine (the fence-less pass-on is refuted within about 1,500).
 //
 //   ex-03-chained-wake-<variant>-model [--expect-refuted]
-#include "models/relacy_atomics.h"
+#include "relacy/relacy_atomics.h"
 // (first: see relacy_atomics.h)
 #include <chrono>
 #include <cstdint>

@@ -12,7 +12,7 @@
 // the machine.
 //
 //   ex-03-wake-newest-<variant>-model [--expect-refuted]
-#include "models/relacy_atomics.h"
+#include "relacy/relacy_atomics.h"
 // (first: see relacy_atomics.h)
 #include <chrono>
 #include <cstdint>

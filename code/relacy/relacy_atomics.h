@@ -1,5 +1,5 @@
-// models/relacy_atomics: the atomics seam's model-checker side: Relacy's atomics behind the
-// interface of sync/atomics.h (chapter 03).
+// relacy/relacy_atomics: the atomics seam's model-checker side: Relacy's atomics behind the
+// interface of sync/atomics.h, with a modelled futex and clock (chapter 03).
 // Role: instantiate the product's protocol templates (the ring, the wait word, the flags)
 // with atomics that Relacy Race Detector (Debian's relacy-dev, by Dmitry Vyukov) controls:
 // it runs the test's threads as fibers, picks every interleaving (full search) and, for
@@ -64,6 +64,21 @@ inline rl::debug_info where(const std::source_location& at) noexcept {
   return rl::debug_info(at.function_name(), at.file_name(), at.line());
 }
 
+/// The clock a protocol reads through the seam's now_ns() in a model: time passes only when
+/// a timed FUTEX_WAIT times out, and then by exactly its timeout. So a bound on elapsed time
+/// (the stack lock's starvation bound) is reached by a waiter that slept it out, or by one
+/// that another's timeout carried past it, and a waiter woken before its timeout finds no
+/// time passed; the search explores each timeout (Relacy's timed wait may time out at any
+/// step) as it explores a schedule. Each execution starts it at 1 ns (reset(), from the
+/// test's before()). A plain variable: Relacy's threads are fibers of one OS thread, and
+/// the clock is no memory location of the protocol's.
+struct ModelClock {
+  std::int64_t now_ns = 1;
+
+  void reset() noexcept { now_ns = 1; }
+};
+inline ModelClock model_clock;
+
 /// The Atoms policy of sync/atomics.h over Relacy. Objects holding these atomics must be
 /// built inside a Relacy test (as members of the test suite, or in its before()).
 struct RelacyAtomics {
@@ -108,7 +123,7 @@ struct RelacyAtomics {
     }
 
     /// FUTEX_WAIT on this word (RelacyAtomics::futex_wait says how it is modelled).
-    void futex_wait(T expected, bool timed, here at) {
+    void futex_wait(T expected, std::int64_t timeout_ns, here at) {
       rl::context& c = rl::ctx();
       c.sched();
       c.atomic_thread_fence_seq_cst();
@@ -118,7 +133,7 @@ struct RelacyAtomics {
         now = a_.load(rl::mo_acquire, where(at));
       }
       if (now != expected) return;  // EWOULDBLOCK
-      a_.wait(c, timed, false, where(at));
+      if (a_.wait(c, timeout_ns > 0, false, where(at)) == rl::unpark_reason_timeout) model_clock.now_ns += timeout_ns;
     }
     /// FUTEX_WAKE of one sleeper on this word.
     void futex_wake_one(here at) {
@@ -134,6 +149,30 @@ struct RelacyAtomics {
 
   static void fence(std::memory_order o, here at = here::current()) { rl::atomic_thread_fence(to_rl(o), where(at)); }
 
+  /// A plain variable of the protocol's that the checker follows: the value is held as a T,
+  /// and each read or write also reads or writes a shadow rl::var, so that Relacy reports a
+  /// data race when two threads' accesses are not ordered by the protocol's atomics (a T of
+  /// any type: Relacy's own var needs one it can print).
+  template <class T>
+  class plain {
+   public:
+    plain(T value = T()) : value_(value), shadow_(0) {}
+    plain(const plain&) = delete;
+    plain& operator=(const T& value) {
+      shadow_(where(here::current())) = 0;
+      value_ = value;
+      return *this;
+    }
+    operator T() const {
+      static_cast<void>(static_cast<int>(shadow_(where(here::current()))));
+      return value_;
+    }
+
+   private:
+    T value_;
+    rl::var<int> shadow_;
+  };
+
   /// The futex, modelled as Relacy's own futex (relacy/stdlib/pthread.hpp) models it: a
   /// FUTEX_WAIT is one step of the scheduler (no other thread runs inside it) made of a
   /// seq_cst fence, a load of the word and, if the load returned `expected`, a block on
@@ -145,12 +184,16 @@ struct RelacyAtomics {
   /// sleeper nobody wakes stays blocked, and when no thread can run Relacy reports a
   /// deadlock: a lost wake refutes the model. Not searched: spurious returns (each only
   /// repeats a caller's look, and they would make a full search endless); a wait with a
-  /// timeout may time out (Relacy's timed wait).
+  /// timeout may time out (Relacy's timed wait), and then the model clock (ModelClock) has
+  /// moved by its timeout.
   static void futex_wait(atomic<std::uint32_t>& word, std::uint32_t expected, std::int64_t timeout_ns,
                          here at = here::current()) {
-    word.futex_wait(expected, timeout_ns > 0, at);
+    word.futex_wait(expected, timeout_ns, at);
   }
   static void futex_wake_one(atomic<std::uint32_t>& word, here at = here::current()) { word.futex_wake_one(at); }
+
+  /// The modelled clock (ModelClock): time passes only as a timed wait times out.
+  static std::int64_t now_ns() { return model_clock.now_ns; }
 
   /// Relacy's mutex: its lock and unlock are the acquire and release a checker follows
   /// (std::lock_guard calls them with the guard's line).
@@ -169,6 +212,7 @@ enum class Cut {
   fence,    ///< a thread fence is skipped
   release,  ///< a store's or read-modify-write's release half is dropped (release → relaxed, acq_rel → acquire)
   acquire,  ///< a load's or read-modify-write's acquire half is dropped (acquire → relaxed, acq_rel → release)
+  split,    ///< an exchange is done as a load and then a store (same orders): it is no longer one step
 };
 
 /// Whether a cut was asked for and whether it applied, for the search's report
@@ -221,7 +265,19 @@ struct CutAtomics {
 
     T load(std::memory_order o = sc, here at = here::current()) const { return a_.load(weaken(o, at), at); }
     void store(T v, std::memory_order o = sc, here at = here::current()) { a_.store(v, weaken(o, at), at); }
-    T exchange(T v, std::memory_order o = sc, here at = here::current()) { return a_.exchange(v, weaken(o, at), at); }
+    T exchange(T v, std::memory_order o = sc, here at = here::current()) {
+      if (Where::cut == Cut::split && in_cut(at)) {
+        ++cut_record.applied;
+        // The read-modify-write's acquire half on the load, its release half on the store;
+        // another thread may run between the two.
+        const bool acq = o == std::memory_order_acquire || o == std::memory_order_acq_rel || o == sc;
+        const bool rel = o == std::memory_order_release || o == std::memory_order_acq_rel || o == sc;
+        const T old = a_.load(acq ? std::memory_order_acquire : std::memory_order_relaxed, at);
+        a_.store(v, rel ? std::memory_order_release : std::memory_order_relaxed, at);
+        return old;
+      }
+      return a_.exchange(v, weaken(o, at), at);
+    }
     T fetch_add(T v, std::memory_order o = sc, here at = here::current()) { return a_.fetch_add(v, weaken(o, at), at); }
     T fetch_sub(T v, std::memory_order o = sc, here at = here::current()) { return a_.fetch_sub(v, weaken(o, at), at); }
     T fetch_and(T v, std::memory_order o = sc, here at = here::current()) { return a_.fetch_and(v, weaken(o, at), at); }
@@ -254,6 +310,8 @@ struct CutAtomics {
     RelacyAtomics::fence(o, at);
   }
   using mutex = RelacyAtomics::mutex;
+  template <class T>
+  using plain = RelacyAtomics::plain<T>;
   static void futex_wait(atomic<std::uint32_t>& word, std::uint32_t expected, std::int64_t timeout_ns,
                          here at = here::current()) {
     RelacyAtomics::futex_wait(word.relacy(), expected, timeout_ns, at);
@@ -261,6 +319,7 @@ struct CutAtomics {
   static void futex_wake_one(atomic<std::uint32_t>& word, here at = here::current()) {
     RelacyAtomics::futex_wake_one(word.relacy(), at);
   }
+  static std::int64_t now_ns() { return RelacyAtomics::now_ns(); }
 };
 
 /// The outcome of one search, for the model's report.
@@ -269,6 +328,7 @@ struct SearchResult {
   unsigned long long iterations;       ///< executions explored (full search: all of them, when not refuted)
   std::string search = "full search";  ///< which search: full, or exhaustive to a context bound
   bool cut_never_applied = false;      ///< a CutAtomics variant whose cut touched nothing
+  std::string unreached;               ///< what the model must reach and its search never did (empty: all)
 };
 
 /// Runs one Relacy test with the given parameters (search type and size set by the caller)
@@ -283,8 +343,11 @@ SearchResult run_search(const char* name, rl::test_params p, std::string search)
   std::fflush(stdout);
   cut_record = {};
   const bool ok = rl::simulate<Test>(p);
-  return {!ok, static_cast<unsigned long long>(p.stop_iteration), std::move(search),
-          cut_record.in_use && cut_record.applied == 0};
+  return {!ok,
+          static_cast<unsigned long long>(p.stop_iteration),
+          std::move(search),
+          cut_record.in_use && cut_record.applied == 0,
+          {}};
 }
 
 /// Runs one Relacy test with the full search (every interleaving, every value the memory
@@ -312,6 +375,19 @@ SearchResult bounded_search(const char* name, unsigned bound) {
   p.context_bound = bound;
   p.iteration_count = 100'000'000;  // an upper bound; the search ends when it has seen all
   return run_search<Test>(name, p, "exhaustive to a context bound of " + std::to_string(bound));
+}
+
+/// Runs one Relacy test over `iterations` random executions (a random schedule, random
+/// timeouts and a random value the memory model allows for each load). For a model whose
+/// exhaustive search to even a small context bound is too large for CTest's budget; it
+/// proves nothing about the executions it did not draw, so a model that uses it says why
+/// and how often its negative controls are found.
+template <class Test>
+SearchResult random_search(const char* name, unsigned long long iterations) {
+  rl::test_params p;
+  p.search_type = rl::sched_random;
+  p.iteration_count = iterations;
+  return run_search<Test>(name, p, "random search of " + std::to_string(iterations) + " executions");
 }
 
 /// One check of a model executable: a search, and whether it must find a failure.
@@ -345,6 +421,10 @@ int run_checks(int argc, char** argv, const Check (&checks)[N]) {
       std::printf(
           "%s: THE CUT NEVER APPLIED (no operation of the named function was reached): the variant tests nothing\n",
           c.name);
+      ++failures;
+    }
+    if (!r.unreached.empty()) {
+      std::printf("%s: THE SEARCH NEVER REACHED %s: the check tests nothing\n", c.name, r.unreached.c_str());
       ++failures;
     }
     if (r.refuted != c.must_refute) ++failures;

@@ -1,4 +1,4 @@
-// models/elastic_pool_model: the elastic pool's park against its wakes, under a
+// relacy/elastic_pool_model: the elastic pool's park against its wakes, under a
 // relaxed-memory checker (chapter 03).
 // Role: run the product's own ElasticPark (pool/elastic_pool_park.h: the parked count, the
 // park and the waker), WakeWord (sync/wake_channel.h: the thread's word, its claim and its
@@ -10,14 +10,14 @@
 // and the parked count comes back to the threads still asleep. The correct park must hold,
 // with one pool thread and with two (rule 2 speaks of every thread); the reversed park and
 // the park without its fence must be refuted, and so must each other fence and each half
-// of the stop flag's release/acquire, cut alone (CutAtomics, models/relacy_atomics.h):
+// of the stop flag's release/acquire, cut alone (CutAtomics, relacy/relacy_atomics.h):
 // submit's fence (all_parked_after_push), stop's fence (raise_stop), stop's release store
 // (raise_stop) and the park's acquire load of the flag (park). No run-time test refutes the
 // fence-less park: on x86 its window is one store wide (ParkFence says why); this model
 // finds it in a few executions.
 //
 //   elastic_pool_model [CHECK]   runs one check by name, or all of them
-#include "models/relacy_atomics.h"
+#include "relacy/relacy_atomics.h"
 // (first: see relacy_atomics.h)
 #include "pool/elastic_pool_park.h"
 #include "sync/mpmc_ring.h"

@@ -1,16 +1,16 @@
-// models/ring_pool_model: the ring pool's wake protocols under a relaxed-memory checker
+// relacy/ring_pool_model: the ring pool's wake protocols under a relaxed-memory checker
 // (chapter 03). Role: run the product's own MpmcRing and WaitWord (pool/wait_word.h) on
 // Relacy's atomics and search every interleaving and every value the C++ memory model lets
 // each load read; the correct protocol must hold over the whole search, and each broken
 // variant must be refuted. x86 cannot refute the stolen credit's unfenced return (its
 // locked fetch_sub is a full barrier); this model can. Each of the park's two fences is
-// also cut alone (CutAtomics, models/relacy_atomics.h): the submit's, in
+// also cut alone (CutAtomics, relacy/relacy_atomics.h): the submit's, in
 // claim_wake_after_push, and the park's, in announce_parked.
 //
 //   ring_pool_model [CHECK]   runs one check by name, or all of them
-#include "models/relacy_atomics.h"
+#include "relacy/relacy_atomics.h"
 // (first: see relacy_atomics.h)
-#include "models/lane.h"
+#include "relacy/lane.h"
 #include "pool/wait_word.h"
 #include "sync/mpmc_ring.h"
 

@@ -1,11 +1,11 @@
-// models/lane: the models' stand-in for a wake socket (a lane's socketpair) (chapter 03).
+// relacy/lane: the models' stand-in for a wake socket (a lane's socketpair) (chapter 03).
 // Role: count the pokes sitting in the kernel's buffer. The kernel takes a lock around a
 // datagram's send and its recv, so a send happens before the recv that takes it: each is an
 // acq_rel read-modify-write here, which orders no more than that lock does (a lock's
 // acquire and release are not a full fence, so the model does not hide a missing one).
 #pragma once
 
-#include "models/relacy_atomics.h"
+#include "relacy/relacy_atomics.h"
 
 namespace handoff::models {
 

@@ -1,4 +1,4 @@
-// models/ring_payload_model: the ring's publication of its items under a relaxed-memory
+// relacy/ring_payload_model: the ring's publication of its items under a relaxed-memory
 // checker (chapter 03; issue 39).
 // Role: run the product's own MpmcRing on Relacy's atomics with items the checker can see:
 // each item is a pointer to a plain variable (an rl::var) that its producer wrote just
@@ -11,7 +11,7 @@
 // removed from the product's code, the rest untouched).
 //
 //   ring_payload_model [CHECK]   runs one check by name, or all of them
-#include "models/relacy_atomics.h"
+#include "relacy/relacy_atomics.h"
 // (first: see relacy_atomics.h)
 #include "sync/mpmc_ring.h"
 

@@ -1,4 +1,4 @@
-// models/resolver_cancel_model: a lookup's cancel against the resolver thread that takes it,
+// relacy/resolver_cancel_model: a lookup's cancel against the resolver thread that takes it,
 // under a relaxed-memory checker (chapter 04).
 // Role: run the product's own CancelFlag (evloop/resolver_cancel.h) and its lock on
 // Relacy's atomics and mutex, and search every interleaving and every value the C++ memory
@@ -12,7 +12,7 @@
 // cancel. x86 never shows it (its stores become visible in order); the memory model allows it.
 //
 //   resolver_cancel_model [CHECK]   runs one check by name, or all of them
-#include "models/relacy_atomics.h"
+#include "relacy/relacy_atomics.h"
 // (first: see relacy_atomics.h)
 #include "evloop/resolver_cancel.h"
 

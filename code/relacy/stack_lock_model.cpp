@@ -1,8 +1,8 @@
-// models/stack_lock_model: the stack lock's sleepers and its unlock under a relaxed-memory
+// relacy/stack_lock_model: the stack lock's sleepers and its unlock under a relaxed-memory
 // checker, the futex modelled (chapter 05).
 // Role: run the product's own LockWord (stack/stack_lock_word.h: the CASes that decide) and
 // LockSleeper (stack/lock_sleeper.h: the sleep loop and its futex calls) on Relacy's atomics
-// and its futex (models/relacy_atomics.h), with a holder and two sleepers, and search the
+// and its futex (relacy/relacy_atomics.h), with a holder and two sleepers, and search the
 // interleavings and every value the C++ memory model lets each load read. The promises: no
 // sleeper is left asleep with nobody to wake it (Relacy reports the stuck thread as a
 // deadlock), and each holder sees what the one before it wrote under the lock (Relacy
@@ -15,7 +15,7 @@
 // control: with one sleeper nothing tells the two apart, with two it strands a sleeper.
 //
 //   stack_lock_model [CHECK]   runs one check by name, or all of them
-#include "models/relacy_atomics.h"
+#include "relacy/relacy_atomics.h"
 // (first: see relacy_atomics.h)
 #include "stack/lock_sleeper.h"
 #include "stack/stack_lock_word.h"
@@ -68,6 +68,7 @@ struct Sleepers : rl::test_suite<Sleepers<Who, How, Atoms>, 3> {
     const bool held = word.try_take(w, 0);  // thread 0 holds the lock
     RL_ASSERT(held);
     data($) = 0;
+    handoff::models::model_clock.reset();  // no hand-off: the clock is read, never decides
   }
 
   void lock() {

@@ -1,4 +1,4 @@
-// models/deferred_list_model: the stack lock's deferred-work list under a relaxed-memory
+// relacy/deferred_list_model: the stack lock's deferred-work list under a relaxed-memory
 // checker (chapter 05; issue 39).
 // Role: run the product's own DeferredList (stack/deferred_list.h: the slots, the push onto
 // the held word, the holder's run) and LockWord (stack/stack_lock_word.h: the push's CAS and
@@ -9,11 +9,13 @@
 // that runs an item sees what its pusher wrote before the push (Relacy reports a data race
 // on the payload otherwise). That rests on the push's release CAS (push_deferred) and the
 // unlock's acquire CAS that takes the list (release_step); each, cut alone (CutAtomics), is
-// refuted. Not checked here: the slots' own reuse (the slot bitmap's acquire and release),
-// since the slots are plain memory the checker does not follow.
+// refuted. The slots' own reuse is checked too: the slots are variables the checker follows
+// (Atoms::plain), and a pusher that claims the slot of an item the holder has just run
+// writes it only after the holder's read of it, by the slot bitmap's release (free_slot) and
+// acquire (claim_slot); each, cut alone, is refuted as a data race on the slot.
 //
 //   deferred_list_model [CHECK]   runs one check by name, or all of them
-#include "models/relacy_atomics.h"
+#include "relacy/relacy_atomics.h"
 // (first: see relacy_atomics.h)
 #include "stack/deferred_list.h"
 #include "stack/stack_lock_word.h"
@@ -102,6 +104,17 @@ struct TakeAcquire {
   static constexpr const char* function = "release_step";
 };
 
+/// The slot bitmap's cuts: the holder's release of a slot it has read, or the pusher's
+/// acquire of the slot it claims.
+struct FreeRelease {
+  static constexpr Cut cut = Cut::release;
+  static constexpr const char* function = "free_slot";
+};
+struct ClaimAcquire {
+  static constexpr Cut cut = Cut::acquire;
+  static constexpr const char* function = "claim_slot";
+};
+
 // Exhaustive to a context bound of 3: three threads, each through several CASes, make a
 // full search too long for CTest's budget.
 constexpr unsigned kBound = 3;
@@ -116,10 +129,18 @@ SearchResult take_relaxed() {
   return bounded_search<Defer<CutAtomics<TakeAcquire>>>("deferred list: the list's take made relaxed", kBound);
 }
 
+SearchResult free_relaxed() {
+  return bounded_search<Defer<CutAtomics<FreeRelease>>>("deferred list: the slot's release (free_slot) made relaxed",
+                                                        kBound);
+}
+SearchResult claim_relaxed() {
+  return bounded_search<Defer<CutAtomics<ClaimAcquire>>>("deferred list: the slot's acquire (claim_slot) made relaxed",
+                                                         kBound);
+}
+
 constexpr Check kChecks[] = {
-    {"deferred", deferred, false},
-    {"push-relaxed", push_relaxed, true},
-    {"take-relaxed", take_relaxed, true},
+    {"deferred", deferred, false},        {"push-relaxed", push_relaxed, true},   {"take-relaxed", take_relaxed, true},
+    {"free-relaxed", free_relaxed, true}, {"claim-relaxed", claim_relaxed, true},
 };
 
 }  // namespace

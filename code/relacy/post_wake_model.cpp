@@ -1,4 +1,4 @@
-// models/post_wake_model: call_soon_threadsafe's post against the callback loop's wait,
+// relacy/post_wake_model: call_soon_threadsafe's post against the callback loop's wait,
 // under a relaxed-memory checker (chapter 04, on chapter 03's protocol).
 // Role: run the product's own BasicPostQueue (evloop/post_queue.h: its lock and its queued
 // flag), WaitFlag (reactor/wait_flag.h, inside the loop's WakeFlag) and the loop's two steps
@@ -8,17 +8,18 @@
 // re-checks before it raises its flag (WaitOrder::recheck_then_announce) must be refuted,
 // and so must the right order without the flag's two fences (WaitFlag's `fences` false),
 // which x86 runs without a lost wake as often as not, and each fence cut alone (CutAtomics,
-// models/relacy_atomics.h): the loop's, in WaitFlag::announce, and the poster's, in
-// WaitFlag::claim_poke. With two posting threads the poke is also claimed by one only.
+// relacy/relacy_atomics.h): the loop's, in WaitFlag::announce, and the poster's, in
+// WaitFlag::claim_poke. With two posting threads the poke is also claimed by one only, and
+// with its exchange done as a load and a store (CutAtomics' split) both poke: refuted.
 // The Promela model chapters/04-turn-shape/models/post_wake checks the same protocol under
 // sequential consistency; this one adds the weak orderings.
 //
 //   post_wake_model [CHECK]   runs one check by name, or all of them
-#include "models/relacy_atomics.h"
+#include "relacy/relacy_atomics.h"
 // (first: see relacy_atomics.h)
 #include "evloop/event_loop_wait.h"
 #include "evloop/post_queue.h"
-#include "models/lane.h"
+#include "relacy/lane.h"
 #include "reactor/wait_flag.h"
 
 namespace {
@@ -91,6 +92,12 @@ struct PostFence {
   static constexpr const char* function = "claim_poke";
 };
 
+/// The exchange that lets only one poster poke, done as a load and a store.
+struct PostSplit {
+  static constexpr Cut cut = Cut::split;
+  static constexpr const char* function = "claim_poke";
+};
+
 SearchResult ordered() {
   return full_search<PostWake<WaitOrder::announce_then_recheck>>(
       "post wake: announce, fence, re-check; push, fence, read");
@@ -109,6 +116,10 @@ SearchResult two_posters() {
   return bounded_search<PostWake<WaitOrder::announce_then_recheck, true, 2>>(
       "post wake: two threads post and claim; the loop announces once", 3);
 }
+SearchResult two_posters_split() {
+  return bounded_search<PostWake<WaitOrder::announce_then_recheck, true, 2, CutAtomics<PostSplit>>>(
+      "post wake: two posters; claim_poke's exchange done as a load and a store", 3);
+}
 SearchResult loop_unfenced() {
   return full_search<PostWake<WaitOrder::announce_then_recheck, true, 1, CutAtomics<LoopFence>>>(
       "post wake: the loop's fence (WaitFlag::announce) cut");
@@ -119,8 +130,13 @@ SearchResult post_unfenced() {
 }
 
 constexpr Check kChecks[] = {
-    {"ordered", ordered, false},  {"two-posters", two_posters, false},    {"reversed", reversed, true},
-    {"unfenced", unfenced, true}, {"loop-unfenced", loop_unfenced, true}, {"post-unfenced", post_unfenced, true},
+    {"ordered", ordered, false},
+    {"two-posters", two_posters, false},
+    {"two-posters-split", two_posters_split, true},
+    {"reversed", reversed, true},
+    {"unfenced", unfenced, true},
+    {"loop-unfenced", loop_unfenced, true},
+    {"post-unfenced", post_unfenced, true},
 };
 
 }  // namespace

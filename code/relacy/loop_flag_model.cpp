@@ -1,17 +1,18 @@
-// models/loop_flag_model: the loop's wake flag under a relaxed-memory checker (chapter 03).
+// relacy/loop_flag_model: the loop's wake flag under a relaxed-memory checker (chapter 03).
 // Role: run the product's own WaitFlag (reactor/wait_flag.h, the protocol inside WakeFlag,
 // which the completion ring's frames and the callback loop's call_soon_threadsafe both wake
 // their loop through) against the product's MpmcRing on Relacy's atomics, and search every
 // interleaving and every value the C++ memory model lets each load read. The fenced flag
 // must hold, with one producer and with two (of which only one may poke); the fence-less
 // one (WakeFlag's `fences` false) must be refuted, and so must each fence cut alone
-// (CutAtomics, models/relacy_atomics.h): the loop's, in announce(), and the producer's, in
-// claim_poke().
+// (CutAtomics, relacy/relacy_atomics.h): the loop's, in announce(), and the producer's, in
+// claim_poke(); and claim_poke()'s exchange done as a load and a store, which lets both
+// producers poke for one wait.
 //
 //   loop_flag_model [CHECK]   runs one check by name, or all of them
-#include "models/relacy_atomics.h"
+#include "relacy/relacy_atomics.h"
 // (first: see relacy_atomics.h)
-#include "models/lane.h"
+#include "relacy/lane.h"
 #include "reactor/wait_flag.h"
 #include "sync/mpmc_ring.h"
 
@@ -71,11 +72,21 @@ struct PokeFence {
   static constexpr const char* function = "claim_poke";
 };
 
+/// The exchange that lets only one producer poke, done as a load and a store.
+struct PokeSplit {
+  static constexpr Cut cut = Cut::split;
+  static constexpr const char* function = "claim_poke";
+};
+
 SearchResult fenced() { return full_search<LoopFlag<true>>("loop flag: announce, fence, re-check; push, fence, read"); }
 // Two producers: exhaustive to a context bound of 3 (the full search of the ring's CASes
 // for three threads outgrows CTest's budget).
 SearchResult two_producers() {
   return bounded_search<LoopFlag<true, 2>>("loop flag: two producers push and claim; one loop announces", 3);
+}
+SearchResult two_producers_split() {
+  return bounded_search<LoopFlag<true, 2, CutAtomics<PokeSplit>>>(
+      "loop flag: two producers; claim_poke's exchange done as a load and a store", 3);
 }
 SearchResult unfenced() { return full_search<LoopFlag<false>>("loop flag without its fences"); }
 SearchResult loop_unfenced() {
@@ -88,6 +99,7 @@ SearchResult poke_unfenced() {
 constexpr Check kChecks[] = {
     {"fenced", fenced, false},
     {"two-producers", two_producers, false},
+    {"two-producers-split", two_producers_split, true},
     {"unfenced", unfenced, true},
     {"loop-unfenced", loop_unfenced, true},
     {"poke-unfenced", poke_unfenced, true},
