@@ -39,7 +39,7 @@ inline void handoff_model_fence(std::memory_order order, std::source_location at
 
 namespace exercise::model {
 
-/// The Atoms a model builds the learner's file on: Relacy's (models/relacy_atomics.h), with
+/// The Atoms a model builds the learner's file on: Relacy's (relacy/relacy_atomics.h), with
 /// the rest of std::atomic's interface a learner may write (`++count_`, `count_ += n`,
 /// `fetch_or`, `fetch_xor`, a load or store by conversion or assignment), each the same
 /// operation, with the same order, as std::atomic's. A correct answer in any of these

@@ -16,7 +16,7 @@
 // its number, so a verdict never depends on the machine. The tests' hooks play no part.
 //
 //   ex-05-starved-waiter-<variant>-model [--expect-refuted]
-#include "models/relacy_atomics.h"
+#include "relacy/relacy_atomics.h"
 // (first: see relacy_atomics.h)
 #include <cstdint>
 
