@@ -26,9 +26,9 @@ extensions.append("answer_block")
 extensions.append("headline_table")
 extensions.append("chapter_files")
 # Every figure role carries its figure as its text, {result}`12.3 <FILE: cell>` (the title form,
-# written by `python3 book/tools/refresh_figures.py`); off, the form without text is accepted
-# too (the notes not yet refreshed).
-figure_text_required = False
+# written by `python3 book/tools/refresh_figures.py`), so that a raw note on a forge reads as
+# prose; a role without its text fails the build.
+figure_text_required = True
 # The prose checked for a typed figure: the chapter notes and the headline page.
 figure_check_docs = [r"chapters/[^/]+/note", r"book/headline"]
 
