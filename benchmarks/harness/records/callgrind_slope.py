@@ -19,7 +19,7 @@ callgrind sees user space only). Under Valgrind only one thread runs at a time (
 manual, 2.8 "Support for Threads"), so the ping-pong's and the executor's counts would
 hold the spins and waits that Valgrind's serialised schedule makes, not the loop's work.
 
-A count is compared as it stands, as harness/verdict.py's `exact` compares the counts of a
+A count is compared as it stands, as harness/results/verdict.py's `exact` compares the counts of a
 deterministic run: no rounds, no interval. The counts are not quite deterministic (a run's
 total moves by some hundreds of instructions from run to run: addresses, the environment),
 so the full mode runs each count twice and files the median, min and max of the slopes of

@@ -253,7 +253,7 @@ def our_side(root: str, entry: dict) -> Side:
 
 def verdict(seed: Side, ours: Side, better: str) -> str:
     """The seed's direction (after against before), then ours against it: our after judged
-    against our before by the one rule (harness/verdict.py, ours.judged). Reproduced when it
+    against our before by the one rule (harness/results/verdict.py, ours.judged). Reproduced when it
     is ahead or behind on the side the seed's after lay; reversed on the other side; else
     the rule's own word (level, undecided)."""
     (sa, _), (sb, _) = seed.spans
