@@ -28,7 +28,9 @@ namespace {
 // its own recv() and send() interceptors, which this file's definitions take the place of;
 // so the gate tells it by hand (sanitizer/tsan_interface.h): every send releases, and every
 // received message acquires, one object. Coarser than a socket's own order, never finer.
+#ifdef RECV_GATE_TSAN
 char socket_order;
+#endif
 
 ssize_t receive(int fd, void* buf, size_t len, int flags) {
   const ssize_t got = ::recvfrom(fd, buf, len, flags, nullptr, nullptr);
