@@ -111,7 +111,13 @@ TEST_CASE("stage 05: through one shared stack, a client that never reads leaves 
   for (int i = 0; i < 20; ++i) {  // both workers' turn: round robin from the one acceptor
     Client c(stage.port());
     c.send(get("/"));
+    // The bound turns a client left unserved into a failure; under a sanitizer the worker
+    // that also feeds the hog runs several times slower, so it gets more time, not a pass.
+#if defined(HANDOFF_SANITIZED)
+    auto r = c.read_response(10000ms);
+#else
     auto r = c.read_response(3000ms);
+#endif
     REQUIRE(r);
     CHECK(r->body == "Hello, World!");
   }
