@@ -284,7 +284,11 @@ TEST_CASE("event loop: timers that fire can leave the dead in the majority, and 
   Watchdog dog(10s, "timer compaction after firing");
   EventLoop loop;
   int fired = 0;
-  for (int i = 0; i < 120; ++i) loop.call_later(5ms, [&fired] { ++fired; });
+  // One deadline for all 120, so one turn fires them all: outside a run every call_later
+  // reads the clock, and on a slow machine 120 reads can straddle two turns' pops (the
+  // first pop then leaves the dead in the majority and the compaction comes a turn early).
+  const auto due = EventLoop::Clock::now() + 5ms;
+  for (int i = 0; i < 120; ++i) loop.call_at(due, [&fired] { ++fired; });
   Handle live = loop.call_later(std::chrono::seconds(1), [] {});  // the top once the 120 fired
   std::vector<Handle> dead;
   for (int i = 0; i < 110; ++i) dead.push_back(loop.call_later(std::chrono::seconds(10 + i), [] {}));
