@@ -6,6 +6,8 @@
 #
 #   code/fuzz/run.sh [SECONDS] [BUILD_DIR]    SECONDS per target, default 60
 #   FUZZ_TARGETS="request-parser" FUZZ_JOBS=2 code/fuzz/run.sh 3600
+#   (FUZZ_JOBS=N: N processes at once for SECONDS; their logs in BUILD_DIR/logs/NAME,
+#   shown at the end, whole when a process failed)
 #
 # The targets are every NAME with a directory of committed seeds code/fuzz/corpus/NAME
 # (or those FUZZ_TARGETS names); each is built from the CMake target fuzz-NAME. New inputs
@@ -14,11 +16,13 @@
 # (if any) appended.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+root=$PWD
 seconds=${1:-60}
-build=${2:-build/fuzz}
+build=$(realpath -m "${2:-build/fuzz}")  # absolute: each target runs in its log folder
 targets=${FUZZ_TARGETS:-$(find code/fuzz/corpus -mindepth 1 -maxdepth 1 -type d -printf '%f\n' | sort)}
-parallel=()  # libFuzzer runs in one process unless asked for more (then it logs to fuzz-N.log)
-if [[ ${FUZZ_JOBS:-1} -gt 1 ]]; then parallel=(-jobs="$FUZZ_JOBS" -workers="$FUZZ_JOBS"); fi
+jobs=${FUZZ_JOBS:-1}  # libFuzzer runs in one process unless asked for more
+parallel=()
+if [[ $jobs -gt 1 ]]; then parallel=(-jobs="$jobs" -workers="$jobs"); fi
 
 cmake -S . -B "$build" -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DHANDOFF_FUZZ=ON -DHANDOFF_SANITIZE="address;undefined" -DHANDOFF_WERROR=ON -DHANDOFF_BUILD_BOOK=OFF >/dev/null
@@ -30,9 +34,18 @@ for name in $targets; do
   mkdir -p "$found" "$build/artifacts"
   dict="$build/$name.dict"
   cat code/fuzz/http.dict $(find code/fuzz -maxdepth 1 -type f -name "$name.dict") >"$dict"
-  echo "== fuzz-$name: ${seconds}s, seeds $seeds, found inputs in $found"
-  ASAN_OPTIONS=abort_on_error=1:detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+  # With FUZZ_JOBS, each process logs to fuzz-N.log in the folder it runs in: one per target.
+  logs="$build/logs/$name"
+  rm -rf "$logs" && mkdir -p "$logs"
+  echo "== fuzz-$name: ${seconds}s x $jobs process(es), seeds $seeds, found inputs in $found"
+  rc=0
+  (cd "$logs" && ASAN_OPTIONS=abort_on_error=1:detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
     "$binary" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 "${parallel[@]}" \
     -dict="$dict" -artifact_prefix="$build/artifacts/" -print_final_stats=1 \
-    "$found" "$seeds"
+    "$found" "$root/$seeds") || rc=$?
+  for log in "$logs"/fuzz-*.log; do  # a parallel run's output, shown here as a serial run's is
+    [[ -e $log ]] || continue
+    if ((rc != 0)); then cat "$log"; else grep -E '^(stat::|Done )' "$log" | sed "s|^|$(basename "$log"): |"; fi
+  done
+  ((rc == 0)) || { echo "fuzz-$name failed (exit $rc); its input is in $build/artifacts/" >&2; exit "$rc"; }
 done
