@@ -209,7 +209,9 @@ TEST_CASE("loadgen: pipelined POST bodies reach the server intact", "[loadgen][c
 }
 
 TEST_CASE("loadgen: the paced model sends one request per interval on each connection", "[loadgen][ch01]") {
-  TestServer server({});
+  // The server stalls 50 ms once, about 100 ms in: several slots per connection fall due
+  // behind the stalled answer and must go late, not be skipped.
+  TestServer server({.stall_ms = 50, .stall_after_ms = 100});
   LoadConfig c = config_for(server);
   c.model = Model::paced;
   c.connections = 2;
@@ -230,7 +232,8 @@ TEST_CASE("loadgen: the paced model sends one request per interval on each conne
 }
 
 TEST_CASE("loadgen: the open model holds its rate over the connections", "[loadgen][ch01]") {
-  TestServer server({});
+  // As with the paced model, a 50 ms stall makes a dozen slots per connection late.
+  TestServer server({.stall_ms = 50, .stall_after_ms = 100});
   LoadConfig c = config_for(server);
   c.model = Model::open;
   c.rate = 1000;
