@@ -182,6 +182,9 @@ LoadResult run_load(const LoadConfig& config) {
     result.errors.parse += w->errors.parse;
     result.errors.status_4xx += w->errors.status_4xx;
     result.errors.status_5xx += w->errors.status_5xx;
+    result.schedule.due += w->schedule.due;
+    result.schedule.sent += w->schedule.sent;
+    result.schedule.waiting += w->schedule.waiting;
     result.bytes_read += w->bytes_read;
     result.connects += w->connects;
     result.worst_per_connection_ns = std::max(result.worst_per_connection_ns, w->worst_ns);

@@ -68,9 +68,26 @@ struct Sample {
   std::uint16_t status;
 };
 
+/// What the paced and open models' schedule did in the measured window; all zero under
+/// closed, which has no schedule. Slot k of connection i of N falls due at
+/// start + (i/N + k) x interval, fixed by the configuration alone and never by an answer,
+/// and every slot that falls due is sent, none skipped: a late one goes as soon as its
+/// connection has a free pipeline place. So, whatever the machine's speed,
+/// `due == sent + waiting`, and `due` is rate x duration (open) or
+/// connections x duration / interval (paced) up to one slot per connection of rounding.
+/// With `requests` (-n) the counts run until each thread stops, a little past the window.
+struct ScheduleCounts {
+  std::uint64_t due = 0;      ///< slots whose due time fell in the measured window
+  std::uint64_t sent = 0;     ///< of those, the ones put on their connection to be written
+  std::uint64_t waiting = 0;  ///< of those, the ones still waiting when the window closed:
+                              ///< for a free pipeline place, an open connection, or the
+                              ///< thread's next turn
+};
+
 struct LoadResult {
   std::uint64_t requests = 0;  ///< complete responses in the measured window
   ErrorCounts errors;
+  ScheduleCounts schedule;
   double duration_s = 0;                     ///< the measured window as it actually ran
   LatencyHistogram latency;                  ///< nanoseconds, one value per counted response
   std::int64_t worst_per_connection_ns = 0;  ///< max over connections of their worst latency

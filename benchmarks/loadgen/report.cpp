@@ -48,6 +48,10 @@ nlohmann::ordered_json to_json(const LoadConfig& config, const LoadResult& resul
   };
   j["worst_per_connection_us"] = us(result.worst_per_connection_ns);
   j["bytes_read"] = result.bytes_read;
+  j["schedule"] =
+      config.model == Model::closed
+          ? json(nullptr)
+          : json{{"due", result.schedule.due}, {"sent", result.schedule.sent}, {"waiting", result.schedule.waiting}};
   return j;
 }
 

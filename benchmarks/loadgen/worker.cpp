@@ -121,6 +121,9 @@ void Worker::run(std::latch& ready, std::latch& go) {
       if ((what & EPOLLOUT) && c.state == State::open && c.out_left > 0) flush(c);
     }
   }
+  // Every slot sent so far fell due at or before `now`, the last clock read, so the
+  // schedule's window closes just after it (or at end_ns, when that came first).
+  if (config_.model != Model::closed) count_schedule(std::min(plan_.end_ns, now + 1));
   if (progress_) publish_progress();
   for (Conn& c : conns_) close_connection(c);
 }
@@ -265,6 +268,7 @@ void Worker::fill(Conn& c, std::int64_t now) {
       at(c, ring_index(c, c.size)) = Entry{c.next_due_ns, now};
       ++c.size;
       ++added;
+      if (c.next_due_ns >= plan_.measure_from_ns && c.next_due_ns < plan_.end_ns) ++schedule.sent;
       ++c.slot;
       schedule_slot(c);
     }
@@ -312,11 +316,35 @@ void Worker::set_interest(Conn& c, bool want_out) {
   c.want_out = want_out;
 }
 
-void Worker::schedule_slot(Conn& c) {
+void Worker::schedule_slot(Conn& c) { c.next_due_ns = due_of(c, c.slot); }
+
+std::int64_t Worker::due_of(const Conn& c, std::uint64_t slot) const {
   // Connection i of N starts i/N of an interval in, so that the N schedules interleave
   // evenly; slot k is computed from k rather than summed, so it never drifts.
   const double offset = static_cast<double>(c.id) / config_.connections;
-  c.next_due_ns = plan_.start_ns + std::llround((offset + static_cast<double>(c.slot)) * slot_interval_ns_);
+  return plan_.start_ns + std::llround((offset + static_cast<double>(slot)) * slot_interval_ns_);
+}
+
+std::uint64_t Worker::first_slot_from(const Conn& c, std::int64_t t) const {
+  // Slot k falls due k + i/N intervals in, so the first at or after t is about t's count
+  // of intervals; the loops step from there past the offset and the rounding.
+  const double intervals = std::ceil(static_cast<double>(t - plan_.start_ns) / slot_interval_ns_);
+  auto slot = intervals > 0 ? static_cast<std::uint64_t>(intervals) : std::uint64_t{0};
+  while (slot > 0 && due_of(c, slot - 1) >= t) --slot;
+  while (due_of(c, slot) < t) ++slot;
+  return slot;
+}
+
+void Worker::count_schedule(std::int64_t until) {
+  // The schedule alone says which slots fell due in [measure_from, until); fill() counted
+  // those it sent, and c.slot is the next one it will send, so the slots from c.slot to
+  // the window's last are the ones still waiting. A skipped slot would be in neither.
+  for (const Conn& c : conns_) {
+    const std::uint64_t first = first_slot_from(c, plan_.measure_from_ns);
+    const std::uint64_t past = std::max(first, first_slot_from(c, until));
+    schedule.due += past - first;
+    schedule.waiting += past - std::clamp(c.slot, first, past);
+  }
 }
 
 void Worker::arm(Conn& c, std::int64_t at_ns, bool retry) {

@@ -43,9 +43,11 @@ struct RunPlan {
 /// Guarantee: every request it sends ends in exactly one of: a recorded response, an
 /// error count (read / timeout / parse), a re-send on a fresh connection (when the
 /// server closed the connection gracefully, or a request ahead of it failed), or
-/// abandonment at the end of the run. Nothing is allocated per request: the in-flight
-/// entries live in one array sized connections x pipeline, the read buffer is one per
-/// thread, and a batch of requests is one send() from the shared request train.
+/// abandonment at the end of the run. Under paced and open, every schedule slot that
+/// falls due is sent, late or not, none skipped (`schedule` counts them). Nothing is
+/// allocated per request: the in-flight entries live in one array sized connections x
+/// pipeline, the read buffer is one per thread, and a batch of requests is one send()
+/// from the shared request train.
 class Worker {
  public:
   Worker(RunPlan& plan, int index);
@@ -62,6 +64,7 @@ class Worker {
   // Results, read after the thread is joined.
   LatencyHistogram latency;
   ErrorCounts errors;
+  ScheduleCounts schedule;
   std::uint64_t requests = 0;
   std::uint64_t bytes_read = 0;
   std::uint64_t connects = 0;
@@ -125,6 +128,9 @@ class Worker {
   void run_timers(std::int64_t now);
   void check_timeouts(std::int64_t now);
   void schedule_slot(Conn& c);
+  std::int64_t due_of(const Conn& c, std::uint64_t slot) const;
+  std::uint64_t first_slot_from(const Conn& c, std::int64_t t) const;
+  void count_schedule(std::int64_t until);
   bool claim_outcome(std::int64_t now);
   void record(Conn& c, const Entry& e, int status, std::int64_t now);
   void publish_progress();
