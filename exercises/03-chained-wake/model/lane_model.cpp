@@ -6,8 +6,11 @@
 // Chapter 03's stolen credit is one of them: B parks, the poke for the first job is eaten by
 // A's look at the socket, A pops that job and looks at the ring while the second job is
 // pushed. Each taker must come back with one of the two jobs; a taker asleep for good
-// (Relacy's deadlock) is the lost wake. x86 cannot show the fence-less pass-on losing it;
-// this model does, as the library's ring pool model does (code/relacy/ring_pool_model.cpp).
+// (Relacy's deadlock) is the lost wake. And when both are back, the word must agree with the
+// socket (no taker parked, one wake in flight per poke left): a poke sent without its credit
+// breaks the count that every later wake is decided by. x86 cannot show the fence-less
+// pass-on losing a wake; this model does, as the library's ring pool model does
+// (code/relacy/ring_pool_model.cpp).
 //
 // Three threads are too many for Relacy's full search in CI's time; the random scheduler
 // runs 200,000 executions, each chosen from its number, so a verdict never depends on the
@@ -54,6 +57,8 @@ class Wake {
     mu_.unlock($);
     return true;
   }
+  /// Pokes in the socket that nobody has taken; read in the model's after() only.
+  int left() const { return pokes_; }
 
  private:
   rl::mutex mu_;
@@ -91,6 +96,14 @@ struct LaneModel : rl::test_suite<LaneModel, 3> {
   void after() {
     model::expect(taken[1] && taken[2] && *taken[1] + *taken[2] == 3,
                   "a taker came back without a job, or two came back with the same one.");
+    // relaxed: every thread has ended; this reads the word as they left it.
+    const std::uint64_t word = lane.wait_word_.load(std::memory_order_relaxed);
+    model::expect(parked_of(word) == 0 && wakes_of(word) == lane.wake_.left(),
+                  "a poke went into the socket without its credit, or a credit without its poke: with every "
+                  "taker gone, the word must count no taker parked and exactly as many wakes in flight as "
+                  "pokes left in the socket. Pass a wake on through submit's rule (wake_one_if_parked), which "
+                  "counts the wake in flight before it pokes; a poke nobody counted is given back by whoever "
+                  "takes it, and the counts no longer say who has a wake coming.");
   }
 };
 
