@@ -6,8 +6,13 @@
 // Chapter 03's stolen credit is one of them: B parks, the poke for the first job is eaten by
 // A's look at the socket, A pops that job and looks at the ring while the second job is
 // pushed. Each taker must come back with one of the two jobs; a taker asleep for good
-// (Relacy's deadlock) is the lost wake. x86 cannot show the fence-less pass-on losing it;
-// this model does, as the library's ring pool model does (code/relacy/ring_pool_model.cpp).
+// (Relacy's deadlock) is the lost wake. And when both are back, the word must agree with the
+// socket (no taker parked, one wake in flight per poke left): a poke sent without its credit
+// breaks the count that every later wake is decided by. Throughout, the word is watched
+// (LaneAtoms): no change may raise its wakes in flight above its parked threads, or a credit
+// was spent that was not free. x86 cannot show the fence-less
+// pass-on losing a wake; this model does, as the library's ring pool model does
+// (code/relacy/ring_pool_model.cpp).
 //
 // Three threads are too many for Relacy's full search in CI's time; the random scheduler
 // runs 200,000 executions, each chosen from its number, so a verdict never depends on the
@@ -20,6 +25,7 @@
 #include <cstdint>
 #include <functional>
 #include <optional>
+#include <type_traits>
 
 #include "sync/mpmc_ring.h"
 // After the library's headers: from here on std::atomic_thread_fence is Relacy's.
@@ -27,7 +33,84 @@
 
 #define EXERCISE_MODEL_SEAM
 namespace exercise {
-using Atoms = model::Atoms;
+
+constexpr const char* kCreditSpentTwice =
+    "a wake went out on a credit that was not there: a change to the word raised its wakes in flight above "
+    "the parked threads. A credit may be taken only from a word whose parked threads outnumber its wakes in "
+    "flight, and the look and the take must be one compare-exchange (wake_one_if_parked, submit's rule): "
+    "checked first and added after, submit and the pass-on can both see the one credit free and spend it "
+    "twice, and the sibling is woken for nothing.";
+
+/// model::Atoms with one watch, on the lane's word (`watched`, set by the model before each
+/// execution): every change that raises the wakes in flight must leave them at most the
+/// parked threads, as wake_one_if_parked's compare-exchange does. (A woken taker lowers both
+/// halves, and a parked taker whose re-check found a job lowers the parked half under a wake
+/// still in flight: neither raises the wakes.) A learner's raise of the word, by fetch_add,
+/// exchange, a compare-exchange, ++ or +=, is checked here.
+struct LaneAtoms : model::Atoms {
+  static inline const void* watched = nullptr;
+
+  template <class T>
+  class atomic : public model::Atoms::atomic<T> {
+    using base = model::Atoms::atomic<T>;
+    using here = std::source_location;
+    static constexpr auto sc = std::memory_order_seq_cst;
+
+    void check(T old, T now) const {
+      if constexpr (std::is_same_v<T, std::uint64_t>) {
+        if (static_cast<const void*>(this) != watched) return;
+        const T wakes_old = old & 0xffff'ffffU, wakes_now = now & 0xffff'ffffU;
+        if (wakes_now > wakes_old) model::expect(wakes_now <= (now >> 32), kCreditSpentTwice);
+      }
+    }
+
+   public:
+    using base::base;
+    using base::load;
+    using base::store;
+    using base::operator=;
+    T fetch_add(T v, std::memory_order o = sc, here at = here::current()) {
+      const T old = base::fetch_add(v, o, at);
+      check(old, old + v);
+      return old;
+    }
+    T exchange(T v, std::memory_order o = sc, here at = here::current()) {
+      const T old = base::exchange(v, o, at);
+      check(old, v);
+      return old;
+    }
+    bool compare_exchange_weak(T& expected, T desired, std::memory_order o = sc, here at = here::current()) {
+      const T old = expected;
+      const bool ok = base::compare_exchange_weak(expected, desired, o, at);
+      if (ok) check(old, desired);
+      return ok;
+    }
+    bool compare_exchange_weak(T& expected, T desired, std::memory_order success, std::memory_order failure,
+                               here at = here::current()) {
+      const T old = expected;
+      const bool ok = base::compare_exchange_weak(expected, desired, success, failure, at);
+      if (ok) check(old, desired);
+      return ok;
+    }
+    bool compare_exchange_strong(T& expected, T desired, std::memory_order o = sc, here at = here::current()) {
+      const T old = expected;
+      const bool ok = base::compare_exchange_strong(expected, desired, o, at);
+      if (ok) check(old, desired);
+      return ok;
+    }
+    bool compare_exchange_strong(T& expected, T desired, std::memory_order success, std::memory_order failure,
+                                 here at = here::current()) {
+      const T old = expected;
+      const bool ok = base::compare_exchange_strong(expected, desired, success, failure, at);
+      if (ok) check(old, desired);
+      return ok;
+    }
+    T operator++() { return fetch_add(1) + 1; }
+    T operator++(int) { return fetch_add(1); }
+    T operator+=(T v) { return fetch_add(v) + v; }
+  };
+};
+using Atoms = LaneAtoms;
 
 /// The shared eventfd in semaphore mode, under Relacy's own mutex and condition variable
 /// (the kernel's lock around a write and a read orders them, and no more: a lock's acquire
@@ -54,6 +137,8 @@ class Wake {
     mu_.unlock($);
     return true;
   }
+  /// Pokes in the socket that nobody has taken; read in the model's after() only.
+  int left() const { return pokes_; }
 
  private:
   rl::mutex mu_;
@@ -79,6 +164,8 @@ struct LaneModel : rl::test_suite<LaneModel, 3> {
   Lane lane;
   std::optional<int> taken[3];  // each taker's, read in after() only
 
+  void before() { LaneAtoms::watched = &lane.wait_word_; }
+
   void thread(unsigned id) {
     if (id == 0) {
       lane.submit(1);
@@ -91,6 +178,14 @@ struct LaneModel : rl::test_suite<LaneModel, 3> {
   void after() {
     model::expect(taken[1] && taken[2] && *taken[1] + *taken[2] == 3,
                   "a taker came back without a job, or two came back with the same one.");
+    // relaxed: every thread has ended; this reads the word as they left it.
+    const std::uint64_t word = lane.wait_word_.load(std::memory_order_relaxed);
+    model::expect(parked_of(word) == 0 && wakes_of(word) == lane.wake_.left(),
+                  "a poke went into the socket without its credit, or a credit without its poke: with every "
+                  "taker gone, the word must count no taker parked and exactly as many wakes in flight as "
+                  "pokes left in the socket. Pass a wake on through submit's rule (wake_one_if_parked), which "
+                  "counts the wake in flight before it pokes; a poke nobody counted is given back by whoever "
+                  "takes it, and the counts no longer say who has a wake coming.");
   }
 };
 

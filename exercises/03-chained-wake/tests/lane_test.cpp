@@ -53,6 +53,21 @@ bool eventually(Pred pred, std::chrono::milliseconds limit = 2s) {
   return true;
 }
 
+/// At rest (every taker gone), one more look at the socket (a take that does not wait: its
+/// poll_lane() takes any poke left there and gives its credit back), then the word must say
+/// what a lane at rest is: nobody parked, no wake in flight. A poke sent without its credit
+/// (a wake the word never counted) is given back by whoever takes it, and the counts fall
+/// below zero.
+void check_counts_at_rest(exercise::Lane& lane) {
+  (void)lane.take(std::chrono::milliseconds(0));
+  INFO("at rest the lane counts " << lane.parked() << " parked and " << lane.wakes_in_flight()
+                                  << " wakes in flight, where both must be 0: a wake passed on without taking its "
+                                     "credit (a poke that wake_one_if_parked did not count) was given back by the "
+                                     "taker that read it, so the word no longer says who has a wake coming");
+  CHECK(lane.parked() == 0);
+  CHECK(lane.wakes_in_flight() == 0);
+}
+
 }  // namespace
 
 TEST_CASE("lane: a poke eaten by an awake taker still reaches its parked sibling", "[exercise][ch03]") {
@@ -96,10 +111,23 @@ TEST_CASE("lane: a poke eaten by an awake taker still reaches its parked sibling
   lane.submit(-1);
   t1.join();
   t2.join();
-  CHECK(eaten == 1);                                        // the steal happened, as forced
-  CHECK(fast);                                              // job 1 ran within 1 s ...
-  CHECK(fast_beside_slow.load(std::memory_order_relaxed));  // ... beside the slow job, not after it
-  CHECK(chained == 1);                                      // one wake passed on, no more
+  {
+    INFO("the test forces one steal (taker A eats the poke sent for parked B), and A ate " << eaten
+         << " pokes: did take() change, or the hooks?");
+    CHECK(eaten == 1);
+  }
+  {
+    INFO("A ate the poke sent for B, took the slow job, and the fast job waited in the ring while B slept: "
+         "a taker that took a job and still sees work must pass one wake on (submit's rule: "
+         "wake_one_if_parked) after the fence that follows the credit's return");
+    CHECK(fast);                                              // job 1 ran within 1 s ...
+    CHECK(fast_beside_slow.load(std::memory_order_relaxed));  // ... beside the slow job, not after it
+  }
+  {
+    INFO("pass_wake_on passed " << chained << " wakes on for one stolen poke: one parked sibling needs one wake");
+    CHECK(chained <= 1);
+  }
+  check_counts_at_rest(lane);
 }
 
 TEST_CASE("lane: a taker that eats a poke and takes the last job passes no wake on", "[exercise][ch03]") {
@@ -112,9 +140,18 @@ TEST_CASE("lane: a taker that eats a poke and takes the last job passes no wake 
   lane.submit(7);                // a poke for B
   CHECK(lane.take(100ms) == 7);  // this thread eats it, and takes the only job
   CHECK(lane.pokes_eaten() == 1);
-  CHECK(lane.chained_wakes() == 0);  // B is parked with no wake coming, but there is no work for it
+  {
+    // B is parked with no wake coming, but there is no work for it.
+    INFO("this taker ate B's poke and took the only job, and then passed a wake on ("
+         << lane.chained_wakes() << " chained, " << lane.wakes_in_flight()
+         << " in flight) though the ring was empty: B would wake for nothing, find the ring empty and park "
+            "again, two system calls spent. Pass a wake on only while work is left");
+    CHECK(lane.chained_wakes() == 0);
+    CHECK(lane.wakes_in_flight() == 0);
+  }
   before_block.release();
   b.join();  // B's own 300 ms limit ends its take
+  check_counts_at_rest(lane);
 }
 
 TEST_CASE("lane: a taker passes no wake on to a sibling whose wake is already on its way", "[exercise][ch03]") {
@@ -138,8 +175,16 @@ TEST_CASE("lane: a taker passes no wake on to a sibling whose wake is already on
   b.join();  // B reads its poke and takes 8
   CHECK(parked == 1);
   CHECK(in_flight == 1);
-  CHECK(chained == 0);                         // one wake for one parked sibling, not two
-  CHECK(in_flight_after <= parked_after);      // a poke is a credit for one parked thread
+  {
+    INFO("A took a job with work left and B parked, but B's wake was already on its way (1 parked, 1 in "
+         "flight), and A passed another on ("
+         << chained << " chained; then " << in_flight_after << " in flight for " << parked_after
+         << " parked): a poke is a credit for one parked thread, so pass one on only while the parked outnumber "
+            "the wakes in flight (submit's rule, wake_one_if_parked)");
+    CHECK(chained == 0);                     // one wake for one parked sibling, not two
+    CHECK(in_flight_after <= parked_after);  // a poke is a credit for one parked thread
+  }
+  check_counts_at_rest(lane);
 }
 
 TEST_CASE("lane: two takers and a thousand jobs lose none", "[exercise][ch03]") {
@@ -157,9 +202,15 @@ TEST_CASE("lane: two takers and a thousand jobs lose none", "[exercise][ch03]") 
     lane.submit(i);
     if (i % 50 == 0) std::this_thread::sleep_for(1ms);  // let them park now and then
   }
-  CHECK(eventually([&] { return taken.load(std::memory_order_relaxed) == 1000; }, 10s));
+  {
+    const bool all = eventually([&] { return taken.load(std::memory_order_relaxed) == 1000; }, 10s);
+    INFO("of 1000 jobs, " << taken.load(std::memory_order_relaxed)
+                          << " were taken within 10 s while two takers ran: a job was left behind a sleeping taker");
+    CHECK(all);
+  }
   stop.store(true, std::memory_order_relaxed);
   t1.join();
   t2.join();
   CHECK(taken.load() == 1000);
+  check_counts_at_rest(lane);
 }

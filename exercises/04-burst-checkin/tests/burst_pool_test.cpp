@@ -21,9 +21,9 @@ std::vector<Conn> take(BurstPool& pool, int n) {
   return got;
 }
 
-/// Check `c` in, and hold the pool to its two invariants right after: every promise has its
-/// connection in the idle queue, and the idle connections nobody was promised are at most
-/// pool_size.
+/// Check `c` in, and hold the pool to its invariants right after: every promise has its
+/// connection in the idle queue, no idle connection is free while a checkout waits, and the
+/// idle connections nobody was promised are at most pool_size.
 void checkin(BurstPool& pool, Conn c, std::size_t pool_size) {
   pool.checkin(c);
   INFO("after a check-in: " << pool.idle() << " idle, " << pool.reserved() << " of them promised to woken waiters, "
@@ -31,6 +31,11 @@ void checkin(BurstPool& pool, Conn c, std::size_t pool_size) {
   {
     INFO("more waiters woken than connections in the idle queue: wake one waiter per connection kept");
     REQUIRE(pool.reserved() <= pool.idle());
+  }
+  {
+    INFO("a free idle connection while a checkout waits: a check-in that keeps its connection while anyone "
+         "waits wakes the first waiter (wake_first_waiter), which promises it the connection");
+    REQUIRE((pool.waiting() == 0 || pool.idle() == pool.reserved()));
   }
   INFO("more than pool_size (" << pool_size
                                << ") idle connections nobody was promised: the cap holds for the free ones, "
@@ -50,13 +55,21 @@ TEST_CASE("burst-checkin: six check-ins in one turn with two waiters close nothi
   REQUIRE(pool.waiting() == 2);
 
   for (Conn c : busy) checkin(pool, c, 4);  // the burst: one turn, before any woken waiter runs
-  INFO("closed " << pool.counts().closed_on_checkin
-                 << " of the burst's six connections: a connection promised to a woken waiter is not idle, "
-                    "so it does not count against pool_size");
-  CHECK(pool.counts().closed_on_checkin == 0);
-  CHECK(served.empty());  // woken, not yet run
+  {
+    INFO("closed " << pool.counts().closed_on_checkin
+                   << " of the burst's six connections: a connection promised to a woken waiter is not idle, "
+                      "so it does not count against pool_size");
+    CHECK(pool.counts().closed_on_checkin == 0);
+  }
+  {
+    INFO(served.size() << " waiters ran inside the burst's check-ins: a woken waiter is promised its connection "
+                          "and runs in a later turn (wake_first_waiter queues it), never inside a check-in");
+    CHECK(served.empty());  // woken, not yet run
+  }
 
   turns.run_turn();
+  INFO(served.size() << " of the two waiting checkouts were served in the turn after the burst: a check-in that keeps "
+                        "its connection while a checkout waits wakes the first waiter (wake_first_waiter)");
   REQUIRE(served.size() == 2);
   CHECK(std::set<Conn>(busy.begin(), busy.end()).count(served[0]) == 1);
   CHECK(std::set<Conn>(busy.begin(), busy.end()).count(served[1]) == 1);
