@@ -60,7 +60,7 @@ EventLoop::~EventLoop() = default;
 // ---------------------------------------------------------------- scheduling
 
 Handle EventLoop::call_soon(Callback cb) {
-  auto state = HandlePtr::make(std::move(cb));
+  auto state = HandlePtr::make(std::move(cb), owner_);
   ready_.push_local(state);
   return Handle(std::move(state));
 }
@@ -88,14 +88,14 @@ void EventLoop::update_time() noexcept {
 }
 
 Handle EventLoop::call_later(Clock::duration delay, Callback cb) {
-  auto state = HandlePtr::make(std::move(cb));
+  auto state = HandlePtr::make(std::move(cb), owner_);
   timers_.push(now_ns() + std::chrono::duration_cast<std::chrono::nanoseconds>(delay).count(), state);
   return Handle(std::move(state));
 }
 // [evloop.time]
 
 Handle EventLoop::call_at(Clock::time_point when, Callback cb) {
-  auto state = HandlePtr::make(std::move(cb));
+  auto state = HandlePtr::make(std::move(cb), owner_);
   timers_.push(to_ns(when), state);
   return Handle(std::move(state));
 }
@@ -128,7 +128,7 @@ void EventLoop::watch(int fd, HandlePtr FdWatch::*slot, Callback cb) {
   if (!w) w = std::make_unique<FdWatch>(ready_);
   auto& handle = (*w).*slot;
   if (handle) Handle(handle).cancel();  // replaced: a readiness already queued will not run
-  handle = HandlePtr::make(std::move(cb));
+  handle = HandlePtr::make(std::move(cb), owner_);
   handle->repeating = true;
   update_fd(fd);
 }
@@ -163,11 +163,13 @@ template <class Body>
 void EventLoop::run_guarded(Body body) {
   if (running_) throw std::logic_error("EventLoop: already running");
   running_ = true;
+  owner_.enter();
   /// Clears the running and stopping flags however run() ends.
   struct Reset {
     EventLoop& loop;
     ~Reset() {
       loop.running_ = false;
+      loop.owner_.leave();
       loop.stopping_ = false;  // asyncio's run_forever: finally: self._stopping = False
       loop.todo_ = 0;
       loop.max_wait_ms_ = -1;

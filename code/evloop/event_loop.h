@@ -189,6 +189,9 @@ class EventLoop {
   std::size_t timers_held() const noexcept { return timers_.size(); }  ///< live and cancelled
   /// The coordinator thread on HandIn::coordinator (its counts), else null.
   const Coordinator* coordinator() const noexcept { return coordinator_.get(); }
+  /// Which thread runs the loop now, which a debug build checks its loop-thread handles'
+  /// copies and drops against (evloop/loop_owner.h; empty in a release build).
+  const LoopOwner& owner() const noexcept { return owner_; }
 
  private:
   struct FdWatch;
@@ -229,6 +232,7 @@ class EventLoop {
   bool now_fresh_ = false;   // now_ns_ was read in this turn (cleared before each poll and at a run's end)
   bool running_ = false;
   bool stopping_ = false;
+  [[no_unique_address]] LoopOwner owner_ = LoopOwner::make();  // entered and left with running_
   std::unique_ptr<Coordinator> coordinator_;  // last: stopped first, while posts_ and wake_ live
 };
 

@@ -184,6 +184,8 @@ class Executor {
   Executor& operator=(const Executor&) = delete;
 
   /// Loop thread: run `fn()` on a pool thread; `receive(Result<T>)` gets its outcome.
+  /// `fn` is destroyed on the pool thread: a loop-thread Handle it captures or returns
+  /// travels in an evloop::HandleCarrier (evloop/handle_carrier.h).
   template <class F, class Receive>
   ExecutorCall submit(F fn, Receive receive) {
     using T = std::invoke_result_t<F&>;

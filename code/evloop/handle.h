@@ -5,7 +5,8 @@
 // its heap, so that the heap can count its dead entries and compact (evloop/timer_heap).
 // The state is counted by its holders (HandlePtr), without an atomic read-modify-write
 // unless another thread holds it too: a call_later and its cancel cost no locked
-// instruction.
+// instruction. A debug build checks that the loop's own handles stay on the loop's thread
+// (evloop/loop_owner).
 #pragma once
 
 #include <atomic>
@@ -14,6 +15,8 @@
 #include <functional>
 #include <new>
 #include <utility>
+
+#include "evloop/loop_owner.h"
 
 namespace handoff::evloop {
 
@@ -28,14 +31,17 @@ struct HandleState {
   /// Which threads may hold (copy, drop) references to it.
   enum class Holders : std::uint8_t {
     /// The loop's thread only: call_soon, call_later, call_at, readers and writers, and
-    /// every copy of their Handles. Counted with plain loads and stores.
+    /// every copy of their Handles. Counted with plain loads and stores. "The loop's
+    /// thread" is the thread running the loop, while it runs, else any thread ordered
+    /// after the run (LoopOwner); a debug build aborts a copy or drop anywhere else.
     loop_thread,
     /// Any thread: call_soon_threadsafe's, whose caller drops its Handle on its own thread
     /// while the loop's queues drop theirs. Counted with atomic read-modify-writes.
     any_thread,
   };
 
-  explicit HandleState(Callback&& c, Holders h = Holders::loop_thread) : callback(std::move(c)), holders_(h) {}
+  explicit HandleState(Callback&& c, Holders h = Holders::loop_thread, LoopOwner owner = {})
+      : callback(std::move(c)), holders_(h), owner_(std::move(owner)) {}
   HandleState(const HandleState&) = delete;
   HandleState& operator=(const HandleState&) = delete;
 
@@ -61,6 +67,7 @@ struct HandleState {
   friend class HandlePtr;
   std::atomic<std::uint32_t> refs_{1};  // holders; see HandlePtr for the orders
   const Holders holders_;
+  [[no_unique_address]] const LoopOwner owner_;  // loop_thread's: its loop's (empty in a release build)
 };
 
 namespace detail {
@@ -136,6 +143,11 @@ class HandlePtr {
   static HandlePtr make(Callback&& cb, HandleState::Holders h = HandleState::Holders::loop_thread) {
     return HandlePtr(new HandleState(std::move(cb), h));
   }
+  /// A new loop-thread state of the loop that `owner` is (EventLoop's scheduling calls):
+  /// a debug build checks every copy and drop against it.
+  static HandlePtr make(Callback&& cb, const LoopOwner& owner) {
+    return HandlePtr(new HandleState(std::move(cb), HandleState::Holders::loop_thread, owner));
+  }
   HandlePtr(const HandlePtr& o) noexcept : p_(o.p_) { retain(); }
   HandlePtr(HandlePtr&& o) noexcept : p_(std::exchange(o.p_, nullptr)) {}
   HandlePtr& operator=(const HandlePtr& o) noexcept {
@@ -164,6 +176,7 @@ class HandlePtr {
       // relaxed: a new holder is made from an existing one, which keeps the state alive.
       p_->refs_.fetch_add(1, std::memory_order_relaxed);
     } else {
+      p_->owner_.check("copied");  // a debug build's check that it is that one thread
       // relaxed (both): one thread holds every reference; a load and a store, no RMW.
       p_->refs_.store(p_->refs_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
     }
@@ -174,6 +187,7 @@ class HandlePtr {
       // acq_rel: every holder's use happens before the last one's delete (shared_ptr's order).
       if (p_->refs_.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
     } else {
+      p_->owner_.check("dropped");
       // relaxed (both): one thread, as in retain().
       const std::uint32_t left = p_->refs_.load(std::memory_order_relaxed) - 1;
       p_->refs_.store(left, std::memory_order_relaxed);
@@ -188,7 +202,11 @@ class HandlePtr {
 
 /// A cancellable callback. Copies refer to the same callback. Not thread-safe: cancel() on
 /// the loop's thread (as with asyncio's Handle.cancel()); a Handle from anything but
-/// call_soon_threadsafe is also copied and dropped there only (HandleState::Holders).
+/// call_soon_threadsafe is also copied and dropped there only (HandleState::Holders), which
+/// a debug build checks (LoopOwner): a copy or drop on another thread while the loop runs
+/// ends the program. Moving one touches no count and is allowed anywhere; to take one to
+/// another thread and back (a run_in_executor callable's capture, which its pool thread
+/// destroys), carry it in an evloop::HandleCarrier (evloop/handle_carrier.h).
 class Handle {
  public:
   Handle() = default;

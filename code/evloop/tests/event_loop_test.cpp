@@ -11,12 +11,15 @@
 #include <atomic>
 #include <catch2/catch.hpp>
 #include <chrono>
+#include <csignal>
 #include <cstdio>
+#include <future>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "net/socket_pair.h"
+#include "testkit/forked_child.h"
 #include "testkit/watchdog.h"
 
 using namespace std::chrono_literals;
@@ -278,6 +281,66 @@ TEST_CASE("handle state: counted without a control block, freed into its thread'
   other.join();
   CHECK(reused == second);
 }
+
+#ifdef HANDOFF_LOOP_OWNER_CHECKED
+// The contract of HandleState::Holders::loop_thread, checked (evloop/loop_owner.h): only in a
+// build that checks it (NDEBUG undefined: the debug and tsan presets); in a release build
+// nothing would stop the copy, and the first test below could not fail.
+
+TEST_CASE(
+    "handle owner: a loop-thread Handle copied or dropped on another thread while its loop runs ends the "
+    "program, naming the contract",
+    "[evloop][ch04]") {
+  // In a child: it must abort. No Watchdog here: the fork wants one thread (run_in_forked_child).
+  const bool copy = GENERATE(true, false);
+  INFO((copy ? "copied" : "dropped"));
+  const auto end = handoff::testkit::run_in_forked_child(
+      [copy] {
+        EventLoop loop;
+        Handle timer = loop.call_later(std::chrono::hours(1), [] {});
+        std::promise<void> running;
+        loop.call_soon([&running] { running.set_value(); });  // the first turn: the loop runs from here to stop()
+        std::thread loop_thread([&loop] { loop.run_forever(); });
+        running.get_future().wait();
+        if (copy) {
+          Handle copied = timer;  // the break: this thread is not the one running the loop
+        } else {
+          timer = Handle();  // its old state dropped here: the break
+        }
+        loop.call_soon_threadsafe([&loop] { loop.stop(); });  // reached only if nothing checked
+        loop_thread.join();
+      },
+      std::chrono::seconds(20));
+  INFO("child's stderr: " << end.err);
+  REQUIRE(end.status.has_value());  // it ended within its limit
+  CHECK(*end.status == -SIGABRT);
+  CHECK(end.err.find(copy ? "Handle was copied on a thread that is not running its loop"
+                          : "Handle was dropped on a thread that is not running its loop") != std::string::npos);
+  CHECK(end.err.find("HandleState::Holders::loop_thread") != std::string::npos);
+}
+
+TEST_CASE("handle owner: a loop-thread Handle is copied and dropped on any thread once its loop's run has ended",
+          "[evloop][ch04]") {
+  // The other side of the check: ordered after the run (a join), any thread may hold it. A
+  // check that fired here would end this process, and the test with it.
+  Watchdog dog(10s, "handles after the run");
+  EventLoop loop;
+  Handle timer = loop.call_later(std::chrono::hours(1), [] {});
+  Handle soon = loop.call_soon([&loop, &timer] {
+    Handle on_loop = timer;  // made on this test's thread, copied by the thread running the loop
+    loop.stop();
+  });
+  std::thread loop_thread([&loop] { loop.run_forever(); });
+  loop_thread.join();
+  std::thread other([&timer, &soon] {
+    Handle copied = timer;
+    copied.cancel();
+    soon = Handle();  // dropped here: its last holder, since the loop ran it
+  });
+  other.join();
+  CHECK(timer.cancelled());
+}
+#endif  // HANDOFF_LOOP_OWNER_CHECKED
 
 TEST_CASE("event loop: timers that fire can leave the dead in the majority, and the next turn compacts",
           "[evloop][ch04]") {
