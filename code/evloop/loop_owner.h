@@ -20,6 +20,7 @@
 #include <memory>
 #include <thread>
 #endif
+#include <type_traits>
 
 namespace handoff::evloop {
 
@@ -93,5 +94,11 @@ class LoopOwner {
   std::shared_ptr<Record> record_;
 #endif
 };
+
+#ifndef HANDOFF_LOOP_OWNER_CHECKED
+// What makes the release build's check free: no member (its holders mark it
+// [[no_unique_address]]), and calls whose bodies are empty.
+static_assert(std::is_empty_v<LoopOwner>);
+#endif
 
 }  // namespace handoff::evloop
