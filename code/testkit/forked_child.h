@@ -19,6 +19,7 @@
 #include <cstdlib>
 #include <exception>
 #include <functional>
+#include <initializer_list>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -50,6 +51,9 @@ inline ChildEnd run_in_forked_child(const std::function<void()>& body, std::chro
     ::dup2(fds[1], STDERR_FILENO);
     ::close(fds[0]);
     ::close(fds[1]);
+    // The child ends as the program would, not through the test runner's handlers (Catch2
+    // catches SIGABRT and the like, and reports from inside the handler).
+    for (int sig : {SIGABRT, SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGTERM, SIGALRM}) ::signal(sig, SIG_DFL);
     ::alarm(static_cast<unsigned>(limit.count()));  // a hung child ends by SIGALRM
     try {
       body();
