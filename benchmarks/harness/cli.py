@@ -12,10 +12,11 @@ Role: the command line over the harness's package (run as benchmarks/harness/ben
   bench.py records --mode quick|full --build-dir DIR [--only NAME] [--out DIR]
       the probes that write one JSON report each (harness/records/tools.py: sb-litmus, herd-probe,
       ...) to OUT/<chapter>/<name>.{json,csv}
-  bench.py loop-peers --mode quick|full --build-dir DIR [--ops N] [--rounds R] [--out DIR]
+  bench.py loop-peers --mode quick|full --build-dir DIR [--ops N] [--rounds R] [--against DIR] [--out DIR]
       our loop (direct and coordinator hand-in) and the event-loop peers (libuv, Boost.Asio,
       asyncio, uvloop) on chapter 04's five loop workloads, rotated round by round, to
-      OUT/04-turn-shape/loop-peers.{json,csv}
+      OUT/04-turn-shape/loop-peers.{json,csv}; with --against BUILD_DIR, our loop from this build
+      and from BUILD_DIR (another revision's) beside libuv and Asio, to loop-peers-against.{json,csv}
   bench.py loop-instructions --mode quick|full --build-dir DIR [--out DIR]
       our loop and libuv under valgrind's callgrind on the single-threaded loop workloads, at
       two operation counts: instructions per operation, the slope between the two runs'
@@ -288,13 +289,14 @@ def said(who: str, missing: list[str], failures: list[str]) -> int:
 def run_loop_peers(args) -> tuple[list[str], list[str]]:
     """Every event-loop peer that can run here: (not measured, failures)."""
     extra = []
-    for flag in ("ops", "rounds"):
+    for flag in ("ops", "rounds", "against"):
         if getattr(args, flag, None) is not None:
             extra += [f"--{flag}", str(getattr(args, flag))]
     return loop_peers.run_loop_peers(
         build_dir=args.build_dir, out_dir=args.out, repo_root=REPO_ROOT, mode=args.mode,
         argv=args.argv, reproduce_argv=sub_reproduce_argv("loop-peers", args) + extra,
-        ops=getattr(args, "ops", None), rounds=getattr(args, "rounds", None))
+        ops=getattr(args, "ops", None), rounds=getattr(args, "rounds", None),
+        against=getattr(args, "against", None))
 
 
 def cmd_loop_peers(args) -> int:
@@ -893,6 +895,9 @@ def main(argv: list[str]) -> int:
     common(p)
     p.add_argument("--ops", type=int, help="override the mode's operations per round")
     p.add_argument("--rounds", type=int, help="override the mode's rounds")
+    p.add_argument("--against", metavar="BUILD_DIR",
+                   help="instead, our loop from this build and from BUILD_DIR (another revision's), "
+                        "with libuv and Asio as the machine's controls, to loop-peers-against")
     p.set_defaults(func=cmd_loop_peers)
 
     p = sub.add_parser("loop-instructions", help="count instructions per loop operation under "

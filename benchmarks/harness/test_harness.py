@@ -1459,6 +1459,39 @@ class LoopPeers(unittest.TestCase):
         self.assertEqual(loop_peers.peer_argv(peer, "/b", "/r"),
                          ["/b/bin/loop-peer-ourloop", "--hand-in", "coordinator"])
 
+    def test_against_runs_our_loop_from_both_builds_beside_the_controls(self):
+        peers = loop_peers.against_peers("/other")
+        self.assertEqual([p.loop for p in peers], ["ourloop", "ourloop-against", "libuv", "boost-asio"])
+        self.assertEqual(loop_peers.peer_argv(peers[0], "/b", "/r"),
+                         ["/b/bin/loop-peer-ourloop", "--hand-in", "direct"])
+        self.assertEqual(loop_peers.peer_argv(peers[1], "/b", "/r"),
+                         ["/other/bin/loop-peer-ourloop", "--hand-in", "direct"])
+        self.assertEqual(loop_peers.peer_argv(peers[2], "/b", "/r"), ["/b/bin/loop-peer-libuv"])
+
+    def test_against_judges_our_loop_against_the_other_build_and_not_itself(self):
+        values = {"ourloop": [1.0] * 6, "ourloop-against": [2.0] * 6, "libuv": [1.0] * 6}
+        per_round = [{"reports": {loop: {"results": [
+            {"workload": "w", "cpu_us_per_op": {"median": v[i], "min": v[i], "max": v[i]}}]}
+            for loop, v in values.items()}} for i in range(6)]
+        results = [{"loop": loop, "workload": "w", "cpu_us_per_op": {"median": v[0]}}
+                   for loop, v in values.items()]
+        loop_peers.add_verdicts(results, per_round, ("ourloop-against", "libuv", "boost-asio"))
+        self.assertEqual(results[0]["verdict_cpu_us_per_op_vs_ourloop-against"], "ahead")
+        self.assertEqual(results[1]["verdict_cpu_us_per_op_vs_libuv"], "behind")
+        self.assertNotIn("verdict_cpu_us_per_op_vs_ourloop-against", results[1])
+
+    def test_a_build_trees_revision_is_read_from_its_cache(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            self.assertEqual(loop_peers.build_revision(tmp), "unknown")  # no CMakeCache.txt
+            with open(os.path.join(tmp, "CMakeCache.txt"), "w", encoding="utf-8") as f:
+                f.write(f"CMAKE_HOME_DIRECTORY:INTERNAL={REPO}\n")
+            head = subprocess.run(["git", "-C", REPO, "rev-parse", "--short", "HEAD"],
+                                  capture_output=True, text=True).stdout.strip()
+            self.assertEqual(loop_peers.build_revision(tmp).split("+")[0], head)
+            with open(os.path.join(tmp, "CMakeCache.txt"), "w", encoding="utf-8") as f:
+                f.write(f"CMAKE_HOME_DIRECTORY:INTERNAL={tmp}\n")  # not a git tree
+            self.assertEqual(loop_peers.build_revision(tmp), "unknown")
+
     def test_a_peer_not_built_is_not_measured_and_nothing_is_written(self):
         with tempfile.TemporaryDirectory() as tmp:
             peer = loop_peers.Peer("nothing", binary="no-such-peer")

@@ -14,6 +14,11 @@ line per loop x workload, `cpu_us_per_op_median`, `sleeps_per_op_median` and the
 records.py flattens; the ping-pong's `trip_wall_us_p50` and the like; on our loops' lines
 the verdict (harness/results/verdict.py, from each round's pair) and ratio against each target peer,
 add_verdicts).
+With `against` (another build tree, e.g. an earlier revision's), the record is
+OUT/04-turn-shape/loop-peers-against.{json,csv} instead: our loop from this build and from that
+one (peer "ourloop-against", its revision in the settings and on its lines), with libuv and
+Asio beside them as the machine's controls, so that a change between two sessions' records
+can be laid to the code or to the machine in one session (against_peers).
 A peer that is not built or cannot run here (uvloop not importable) is listed as not
 measured; a peer that fails a round is a failure, and its other rounds are still filed. A
 workload a peer does not run is filed as its result with "not_supported" (the reason) and
@@ -38,6 +43,8 @@ from harness.run.servers import run_logged
 
 CHAPTER = "04-turn-shape"
 NAME = "loop-peers"
+AGAINST_NAME = "loop-peers-against"
+AGAINST_LOOP = "ourloop-against"
 PYTHON = "/usr/bin/python3"
 TIMEOUT_S = 300.0
 
@@ -68,6 +75,7 @@ class Peer:
     script: str | None = None  # a Python script under the repository, run with /usr/bin/python3
     args: tuple[str, ...] = ()  # the binary's or the script's arguments, before --ops
     needs_module: str | None = None  # a Python module the script's loop imports
+    build_dir: str | None = None  # a binary's build tree, when not the run's (against_peers)
 
 
 PEERS = [
@@ -87,8 +95,40 @@ PEERS = [
 def peer_argv(peer: Peer, build_dir: str, repo_root: str) -> list[str]:
     """The peer's command, before its --ops, --rounds and --json."""
     if peer.binary:
-        return [os.path.join(build_dir, "bin", peer.binary), *peer.args]
+        return [os.path.join(peer.build_dir or build_dir, "bin", peer.binary), *peer.args]
     return [PYTHON, os.path.join(repo_root, peer.script), *peer.args]
+
+
+def build_revision(build_dir: str) -> str:
+    """The git revision of the source tree a CMake build tree was configured from (its
+    CMakeCache.txt's CMAKE_HOME_DIRECTORY), "unknown" when it cannot be read; "+dirty" when
+    that tree had uncommitted changes."""
+    source = None
+    try:
+        with open(os.path.join(build_dir, "CMakeCache.txt"), encoding="utf-8") as f:
+            for line in f:
+                if line.startswith("CMAKE_HOME_DIRECTORY:"):
+                    source = line.split("=", 1)[1].strip()
+    except OSError:
+        return "unknown"
+    if not source:
+        return "unknown"
+    rev = subprocess.run(["git", "-C", source, "rev-parse", "--short", "HEAD"],
+                         capture_output=True, text=True)
+    if rev.returncode != 0:
+        return "unknown"
+    dirty = subprocess.run(["git", "-C", source, "status", "--porcelain", "--untracked-files=no"],
+                           capture_output=True, text=True).stdout.strip()
+    return rev.stdout.strip() + ("+dirty" if dirty else "")
+
+
+def against_peers(against_build_dir: str) -> list[Peer]:
+    """The peers of a comparison with another build: our loop (direct hand-in) from this
+    build and from the other, then libuv and Asio, whose figures do not depend on our code and
+    so show what the machine did between two sessions."""
+    ours = PEERS[0]
+    return [ours, Peer(AGAINST_LOOP, binary=ours.binary, args=ours.args, build_dir=against_build_dir),
+            *(p for p in PEERS if p.loop in TARGET_PEERS)]
 
 
 def why_not(peer: Peer, build_dir: str, repo_root: str) -> str | None:
@@ -140,7 +180,8 @@ TARGET_PEERS = ("libuv", "boost-asio")
 TARGET_FIGURE = "cpu_us_per_op"
 
 
-def add_verdicts(results: list[dict], per_round: list[dict]) -> None:
+def add_verdicts(results: list[dict], per_round: list[dict],
+                 targets: tuple[str, ...] = TARGET_PEERS) -> None:
     """On each of our loops' lines (loop "ourloop..."), the verdict of its CPU per operation
     against each target peer's on the same workload, from the two loops' values round by
     round (harness/results/verdict.py, the default margin for CPU; lower is better), and the ratio of
@@ -151,7 +192,7 @@ def add_verdicts(results: list[dict], per_round: list[dict]) -> None:
     for line in results:
         if not line["loop"].startswith("ourloop"):
             continue
-        for peer in TARGET_PEERS:
+        for peer in (t for t in targets if t != line["loop"]):
             other = by_key.get((peer, line["workload"]))
             mine = rounds.loop_peer_rounds(per_round, line["loop"], line["workload"], TARGET_FIGURE)
             theirs = rounds.loop_peer_rounds(per_round, peer, line["workload"], TARGET_FIGURE)
@@ -193,10 +234,16 @@ def run_once(peer: Peer, *, build_dir: str, repo_root: str, base: str, ops: int,
 
 def run_loop_peers(*, build_dir: str, out_dir: str, repo_root: str, mode: str, argv: list[str],
                    reproduce_argv: list[str], ops: int | None = None, rounds: int | None = None,
-                   peers: list[Peer] = PEERS, stream=sys.stdout) -> tuple[list[str], list[str]]:
+                   peers: list[Peer] = PEERS, against: str | None = None,
+                   stream=sys.stdout) -> tuple[list[str], list[str]]:
     """Every peer that can run, `rounds` rounds rotated; writes the record when any round of
-    any peer succeeded. Returns (the peers not measured, the failures)."""
+    any peer succeeded. With `against` (another build tree), the peers are against_peers' and
+    the record is AGAINST_NAME's. Returns (the peers not measured, the failures)."""
     settings = dict(SETTINGS[mode])
+    name, targets = NAME, TARGET_PEERS
+    if against:
+        peers, name, targets = against_peers(against), AGAINST_NAME, (AGAINST_LOOP, *TARGET_PEERS)
+        settings["against"] = {"build_dir": against, "revision": build_revision(against)}
     settings.update({k: v for k, v in (("ops", ops), ("rounds", rounds)) if v is not None})
     pin = pin_cpus()
     if pin:
@@ -205,10 +252,10 @@ def run_loop_peers(*, build_dir: str, out_dir: str, repo_root: str, mode: str, a
     for peer in peers:
         why = why_not(peer, build_dir, repo_root)
         if why:
-            missing.append(f"{CHAPTER}/{NAME} {peer.loop}: {why}")
+            missing.append(f"{CHAPTER}/{name} {peer.loop}: {why}")
         else:
             ready.append(peer)
-    base = report.results_base(out_dir, CHAPTER, NAME)
+    base = report.results_base(out_dir, CHAPTER, name)
     per_round: list[dict] = []
     for i in range(settings["rounds"]):
         reports = {}
@@ -217,25 +264,31 @@ def run_loop_peers(*, build_dir: str, out_dir: str, repo_root: str, mode: str, a
                 reports[peer.loop] = run_once(peer, build_dir=build_dir, repo_root=repo_root,
                                               base=base, ops=settings["ops"], pin=pin)
             except records.RecordError as e:
-                failures.append(f"{CHAPTER}/{NAME} {peer.loop}, round {i + 1}: {e}")
+                failures.append(f"{CHAPTER}/{name} {peer.loop}, round {i + 1}: {e}")
         per_round.append({"order": [p.loop for p in rotation(ready, i)], "reports": reports})
     by_peer = [[r for rnd in per_round for r in rnd["reports"].get(p.loop, {}).get("results", [])]
                for p in ready]
     results = merge([rs for rs in by_peer if rs])
     if not results:
         return missing, failures
-    add_verdicts(results, per_round)
+    add_verdicts(results, per_round, targets)
+    if against:  # each of our two loops' lines names the revision it was built from
+        revisions = {PEERS[0].loop: build_revision(build_dir),
+                     AGAINST_LOOP: settings["against"]["revision"]}
+        for line in results:
+            if line["loop"] in revisions:
+                line["revision"] = revisions[line["loop"]]
     doc = report.tool_record(mode=mode, settings=settings, argv=argv, reproduce_argv=reproduce_argv,
                              repo_root=repo_root, build_dir=build_dir, out_dir=out_dir,
                              tool_key="peer",
                              tool_argv=["<peer>", "--ops", str(settings["ops"]), "--rounds", "1"])
-    doc.update(tool=NAME, peers={p.loop: report.reproduce_command(peer_argv(p, build_dir, repo_root),
+    doc.update(tool=name, peers={p.loop: report.reproduce_command(peer_argv(p, build_dir, repo_root),
                                                                    repo_root) for p in ready},
                rounds=per_round, results=results)
     report.write_json(base + ".json", doc)
     header, lines = records.csv_lines(results)
     report.write_csv(base + ".csv", header, lines)
-    print(f"\n== {CHAPTER}/{NAME} ({mode}: ops {settings['ops']}, rounds {settings['rounds']}, "
+    print(f"\n== {CHAPTER}/{name} ({mode}: ops {settings['ops']}, rounds {settings['rounds']}, "
           f"peers rotated) ==", file=stream)
     print(f"  {'loop':<13} {'workload':<21} {'cpu us/op median (min-max)':<30} "
           f"{'wall us/op':>10} {'sleeps/op':>9}", file=stream)
