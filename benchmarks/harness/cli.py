@@ -804,8 +804,8 @@ def replot_one(json_path: str) -> list[str]:
         panel.write_csv(base + ".csv", doc)
         panel.plot(base + ".png", doc)
         return [base + ".csv", base + ".png"]
-    if os.path.basename(base) == loop_peers.NAME and doc.get("rounds"):
-        loop_peers.add_verdicts(doc["results"], doc["rounds"])
+    if os.path.basename(base) in (loop_peers.NAME, loop_peers.AGAINST_NAME) and doc.get("rounds"):
+        loop_peers.add_verdicts(doc["results"], doc["rounds"], loop_peers.targets_of(os.path.basename(base)))
         report.write_json(json_path, doc)
         report.write_csv(base + ".csv", *records.csv_lines(doc["results"]))
         return [base + ".csv", json_path]

@@ -180,6 +180,12 @@ TARGET_PEERS = ("libuv", "boost-asio")
 TARGET_FIGURE = "cpu_us_per_op"
 
 
+def targets_of(name: str) -> tuple[str, ...]:
+    """The loops a record's verdicts judge our loops against: the target peers, and in the
+    against record the other build's loop too."""
+    return (AGAINST_LOOP, *TARGET_PEERS) if name == AGAINST_NAME else TARGET_PEERS
+
+
 def add_verdicts(results: list[dict], per_round: list[dict],
                  targets: tuple[str, ...] = TARGET_PEERS) -> None:
     """On each of our loops' lines (loop "ourloop..."), the verdict of its CPU per operation
@@ -240,9 +246,9 @@ def run_loop_peers(*, build_dir: str, out_dir: str, repo_root: str, mode: str, a
     any peer succeeded. With `against` (another build tree), the peers are against_peers' and
     the record is AGAINST_NAME's. Returns (the peers not measured, the failures)."""
     settings = dict(SETTINGS[mode])
-    name, targets = NAME, TARGET_PEERS
+    name = NAME
     if against:
-        peers, name, targets = against_peers(against), AGAINST_NAME, (AGAINST_LOOP, *TARGET_PEERS)
+        peers, name = against_peers(against), AGAINST_NAME
         settings["against"] = {"build_dir": against, "revision": build_revision(against)}
     settings.update({k: v for k, v in (("ops", ops), ("rounds", rounds)) if v is not None})
     pin = pin_cpus()
@@ -271,7 +277,7 @@ def run_loop_peers(*, build_dir: str, out_dir: str, repo_root: str, mode: str, a
     results = merge([rs for rs in by_peer if rs])
     if not results:
         return missing, failures
-    add_verdicts(results, per_round, targets)
+    add_verdicts(results, per_round, targets_of(name))
     if against:  # each of our two loops' lines names the revision it was built from
         revisions = {PEERS[0].loop: build_revision(build_dir),
                      AGAINST_LOOP: settings["against"]["revision"]}

@@ -59,10 +59,17 @@ class TestServer {
   }
 
   ~TestServer() {
-    stop_.store(true);
-    thread_.join();
+    stop();
     for (auto& c : clients_) ::close(c.fd);
     ::close(listener_);
+  }
+
+  /// Stop serving and join the server thread: after it the counters no longer move, so two
+  /// of them read together are one consistent snapshot. The connections stay open until the
+  /// destructor.
+  void stop() {
+    stop_.store(true);
+    if (thread_.joinable()) thread_.join();
   }
 
   TestServer(const TestServer&) = delete;

@@ -64,6 +64,15 @@ struct LaneAtoms : model::Atoms {
       }
     }
 
+    // A compare-exchange that succeeded changed the word from `expected` to `desired`.
+    template <class Cas>
+    bool checked(T& expected, T desired, Cas cas) {
+      const T old = expected;
+      const bool ok = cas();
+      if (ok) check(old, desired);
+      return ok;
+    }
+
    public:
     using base::base;
     using base::load;
@@ -79,31 +88,22 @@ struct LaneAtoms : model::Atoms {
       check(old, v);
       return old;
     }
+    // The four compare-exchange forms differ only in the base call they make.
     bool compare_exchange_weak(T& expected, T desired, std::memory_order o = sc, here at = here::current()) {
-      const T old = expected;
-      const bool ok = base::compare_exchange_weak(expected, desired, o, at);
-      if (ok) check(old, desired);
-      return ok;
+      return checked(expected, desired, [&] { return base::compare_exchange_weak(expected, desired, o, at); });
     }
     bool compare_exchange_weak(T& expected, T desired, std::memory_order success, std::memory_order failure,
                                here at = here::current()) {
-      const T old = expected;
-      const bool ok = base::compare_exchange_weak(expected, desired, success, failure, at);
-      if (ok) check(old, desired);
-      return ok;
+      return checked(expected, desired,
+                     [&] { return base::compare_exchange_weak(expected, desired, success, failure, at); });
     }
     bool compare_exchange_strong(T& expected, T desired, std::memory_order o = sc, here at = here::current()) {
-      const T old = expected;
-      const bool ok = base::compare_exchange_strong(expected, desired, o, at);
-      if (ok) check(old, desired);
-      return ok;
+      return checked(expected, desired, [&] { return base::compare_exchange_strong(expected, desired, o, at); });
     }
     bool compare_exchange_strong(T& expected, T desired, std::memory_order success, std::memory_order failure,
                                  here at = here::current()) {
-      const T old = expected;
-      const bool ok = base::compare_exchange_strong(expected, desired, success, failure, at);
-      if (ok) check(old, desired);
-      return ok;
+      return checked(expected, desired,
+                     [&] { return base::compare_exchange_strong(expected, desired, success, failure, at); });
     }
     T operator++() { return fetch_add(1) + 1; }
     T operator++(int) { return fetch_add(1); }
