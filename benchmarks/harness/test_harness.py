@@ -1468,6 +1468,17 @@ class LoopPeers(unittest.TestCase):
                          ["/other/bin/loop-peer-ourloop", "--hand-in", "direct"])
         self.assertEqual(loop_peers.peer_argv(peers[2], "/b", "/r"), ["/b/bin/loop-peer-libuv"])
 
+    def test_the_other_builds_results_are_named_by_its_peer_and_not_pooled_with_ours(self):
+        peers = loop_peers.against_peers("/other")
+        def report():
+            return {"results": [{"loop": "ourloop", "workload": "w", "ops": 1,
+                                 "cpu_us_per_op": {"median": 1.0, "min": 1.0, "max": 1.0}}]}
+        ours = loop_peers.labelled(report(), peers[0])["results"]
+        theirs = loop_peers.labelled(report(), peers[1])["results"]
+        merged = loop_peers.merge([ours, theirs])
+        self.assertEqual([(m["loop"], m["rounds"]) for m in merged],
+                         [("ourloop", 1), ("ourloop-against", 1)])
+
     def test_against_judges_our_loop_against_the_other_build_and_not_itself(self):
         values = {"ourloop": [1.0] * 6, "ourloop-against": [2.0] * 6, "libuv": [1.0] * 6}
         per_round = [{"reports": {loop: {"results": [

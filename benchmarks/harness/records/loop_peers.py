@@ -235,6 +235,15 @@ def run_once(peer: Peer, *, build_dir: str, repo_root: str, base: str, ops: int,
         said = checked[2][-1500:] if checked else "ran past the timeout"
         raise records.RecordError(f"--check rejected its own report (kept: {raw}):\n{said}")
     os.unlink(raw)
+    return labelled(doc, peer)
+
+
+def labelled(doc: dict, peer: Peer) -> dict:
+    """A peer's report with its results named by the peer: a binary from another build
+    names its results as this build's does ("ourloop"), and merge() would pool the two."""
+    if peer.build_dir:
+        for r in doc.get("results", []):
+            r["loop"] = peer.loop
     return doc
 
 
