@@ -169,8 +169,11 @@ class _ResultsDirective(SphinxDirective):
         settings = record.get("settings", {})
         mode = record.get("mode", "?")
         how = [f"{mode} mode"]
-        if "rounds" in settings:
-            how.append(f"{settings['rounds']} round{'s' if settings['rounds'] != 1 else ''}")
+        # rounds_run: the rounds a spec that continues while verdicts are undecided ran in
+        # the end; rounds is the mode's first batch (and all there is in an older record).
+        ran = settings.get("rounds_run", settings.get("rounds"))
+        if ran is not None:
+            how.append(f"{ran} round{'s' if ran != 1 else ''}")
         if "duration_s" in settings:
             how.append(f"{settings['duration_s']:g} s per cell")
         if "order" in settings:
