@@ -1493,15 +1493,15 @@ class LoopPeers(unittest.TestCase):
 
     def test_a_build_trees_revision_is_read_from_its_cache(self):
         with tempfile.TemporaryDirectory() as tmp:
-            self.assertEqual(loop_peers.build_revision(tmp), "unknown")  # no CMakeCache.txt
+            self.assertEqual(report.build_revision(tmp), "unknown")  # no CMakeCache.txt
             with open(os.path.join(tmp, "CMakeCache.txt"), "w", encoding="utf-8") as f:
                 f.write(f"CMAKE_HOME_DIRECTORY:INTERNAL={REPO}\n")
             head = subprocess.run(["git", "-C", REPO, "rev-parse", "--short", "HEAD"],
                                   capture_output=True, text=True).stdout.strip()
-            self.assertEqual(loop_peers.build_revision(tmp).split("+")[0], head)
+            self.assertEqual(report.build_revision(tmp).split("+")[0], head)
             with open(os.path.join(tmp, "CMakeCache.txt"), "w", encoding="utf-8") as f:
                 f.write(f"CMAKE_HOME_DIRECTORY:INTERNAL={tmp}\n")  # not a git tree
-            self.assertEqual(loop_peers.build_revision(tmp), "unknown")
+            self.assertEqual(report.build_revision(tmp), "unknown")
 
     def test_a_peer_not_built_is_not_measured_and_nothing_is_written(self):
         with tempfile.TemporaryDirectory() as tmp:

@@ -99,29 +99,6 @@ def peer_argv(peer: Peer, build_dir: str, repo_root: str) -> list[str]:
     return [PYTHON, os.path.join(repo_root, peer.script), *peer.args]
 
 
-def build_revision(build_dir: str) -> str:
-    """The git revision of the source tree a CMake build tree was configured from (its
-    CMakeCache.txt's CMAKE_HOME_DIRECTORY), "unknown" when it cannot be read; "+dirty" when
-    that tree had uncommitted changes."""
-    source = None
-    try:
-        with open(os.path.join(build_dir, "CMakeCache.txt"), encoding="utf-8") as f:
-            for line in f:
-                if line.startswith("CMAKE_HOME_DIRECTORY:"):
-                    source = line.split("=", 1)[1].strip()
-    except OSError:
-        return "unknown"
-    if not source:
-        return "unknown"
-    rev = subprocess.run(["git", "-C", source, "rev-parse", "--short", "HEAD"],
-                         capture_output=True, text=True)
-    if rev.returncode != 0:
-        return "unknown"
-    dirty = subprocess.run(["git", "-C", source, "status", "--porcelain", "--untracked-files=no"],
-                           capture_output=True, text=True).stdout.strip()
-    return rev.stdout.strip() + ("+dirty" if dirty else "")
-
-
 def against_peers(against_build_dir: str) -> list[Peer]:
     """The peers of a comparison with another build: our loop (direct hand-in) from this
     build and from the other, then libuv and Asio, whose figures do not depend on our code and
@@ -258,7 +235,7 @@ def run_loop_peers(*, build_dir: str, out_dir: str, repo_root: str, mode: str, a
     name = NAME
     if against:
         peers, name = against_peers(against), AGAINST_NAME
-        settings["against"] = {"build_dir": against, "revision": build_revision(against)}
+        settings["against"] = {"build_dir": against, "revision": report.build_revision(against)}
     settings.update({k: v for k, v in (("ops", ops), ("rounds", rounds)) if v is not None})
     pin = pin_cpus()
     if pin:
@@ -288,7 +265,7 @@ def run_loop_peers(*, build_dir: str, out_dir: str, repo_root: str, mode: str, a
         return missing, failures
     add_verdicts(results, per_round, targets_of(name))
     if against:  # each of our two loops' lines names the revision it was built from
-        revisions = {PEERS[0].loop: build_revision(build_dir),
+        revisions = {PEERS[0].loop: report.build_revision(build_dir),
                      AGAINST_LOOP: settings["against"]["revision"]}
         for line in results:
             if line["loop"] in revisions:

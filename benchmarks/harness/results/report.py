@@ -84,6 +84,17 @@ def dirty_paths(repo_root: str, ignore: list[str] = ()) -> list[str] | None:
             if not any(p == k or p.startswith(k.rstrip("/") + "/") for k in skip)]
 
 
+def build_revision(build_dir: str) -> str:
+    """The short git revision of the source tree a CMake build tree was configured from (its
+    cache's CMAKE_HOME_DIRECTORY), with "+dirty" when that tree has changes (dirty_paths);
+    "unknown" when the cache or git cannot say."""
+    source = _cmake_cache(build_dir).get("CMAKE_HOME_DIRECTORY")
+    changed = dirty_paths(source, [build_dir]) if source else None
+    if changed is None:
+        return "unknown"
+    return _first_line(["git", "rev-parse", "--short", "HEAD"], cwd=source) + ("+dirty" if changed else "")
+
+
 def machine_info(build_dir: str, repo_root: str, out_dir: str | None = None) -> dict:
     cpu_model = ""
     cpu_flags: list[str] = []
