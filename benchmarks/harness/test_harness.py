@@ -1503,6 +1503,17 @@ class LoopPeers(unittest.TestCase):
                 f.write(f"CMAKE_HOME_DIRECTORY:INTERNAL={tmp}\n")  # not a git tree
             self.assertEqual(report.build_revision(tmp), "unknown")
 
+    def test_against_a_build_without_our_loop_fails_and_writes_nothing(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            missing, failures = loop_peers.run_loop_peers(
+                build_dir=tmp, out_dir=tmp, repo_root=tmp, mode="quick", argv=["bench.py"],
+                reproduce_argv=["bench.py"], against=os.path.join(tmp, "no-such-build"),
+                stream=io.StringIO())
+            self.assertEqual(len(failures), 1)
+            self.assertIn("nothing to compare with", failures[0])
+            self.assertTrue(any("ourloop-against" in m for m in missing))
+            self.assertEqual(glob.glob(os.path.join(tmp, "**", "*.json"), recursive=True), [])
+
     def test_a_peer_not_built_is_not_measured_and_nothing_is_written(self):
         with tempfile.TemporaryDirectory() as tmp:
             peer = loop_peers.Peer("nothing", binary="no-such-peer")

@@ -247,6 +247,11 @@ def run_loop_peers(*, build_dir: str, out_dir: str, repo_root: str, mode: str, a
             missing.append(f"{CHAPTER}/{name} {peer.loop}: {why}")
         else:
             ready.append(peer)
+    if against and AGAINST_LOOP not in (p.loop for p in ready):
+        # Without the other build there is no comparison to file: a typo in the path must not
+        # leave a record that looks whole.
+        return missing, [f"{CHAPTER}/{name}: --against {against}: nothing to compare with "
+                         f"(build its {PEERS[0].binary} there first)"]
     base = report.results_base(out_dir, CHAPTER, name)
     per_round: list[dict] = []
     for i in range(settings["rounds"]):
